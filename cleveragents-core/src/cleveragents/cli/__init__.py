@@ -1,0 +1,1 @@
+"""The ``cleveragents`` command line: core groups plus whatever plugins register."""
