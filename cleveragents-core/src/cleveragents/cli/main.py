@@ -1,0 +1,129 @@
+"""Entry point of the ``cleveragents`` command.
+
+Global options that decide which plugins load (``-p``, ``--strict-plugins``)
+must be known before the command tree exists, because plugins add commands;
+they are read from the leading arguments first, as pytest does, and declared
+again on the root group so ``--help`` documents them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import click
+
+from cleveragents import __version__
+
+__all__ = ["build_cli", "main"]
+
+
+@dataclass
+class GlobalOptions:
+    plugins: list[str] = field(default_factory=list)
+    strict: bool = False
+    debug: bool = False
+
+
+def parse_global_options(args: Sequence[str]) -> GlobalOptions:
+    """Read ``-p NAME``, ``--strict-plugins`` and ``--debug`` before the subcommand."""
+    options = GlobalOptions()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-p" and i + 1 < len(args):
+            options.plugins.append(args[i + 1])
+            i += 2
+            continue
+        if arg.startswith("-p") and len(arg) > 2:
+            options.plugins.append(arg[2:].lstrip("="))
+        elif arg == "--strict-plugins":
+            options.strict = True
+        elif arg == "--debug":
+            options.debug = True
+        elif not arg.startswith("-"):
+            break
+        i += 1
+    return options
+
+
+def build_cli() -> click.Group:
+    """The root group; plugins (core's own included) add the subcommands."""
+
+    @click.group(
+        name="cleveragents",
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    @click.option("-p", "plugin_options", multiple=True, metavar="NAME",
+                  help="Load plugin NAME (with autoload disabled), or skip it with no:NAME.")
+    @click.option("--strict-plugins", is_flag=True, help="Fail if any plugin fails to load.")
+    @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+    @click.version_option(__version__, prog_name="cleveragents")
+    def cli(plugin_options: tuple[str, ...], strict_plugins: bool, debug: bool) -> None:
+        """CleverAgents: a plugin host and context engine for coding agents.
+
+        Run `cleveragents plugins list` to see what is installed.
+        """
+
+    return cli
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code (user errors never show a traceback)."""
+    from cleveragents.errors import CleverAgentsError, format_error, wrap_unexpected
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    options = parse_global_options(args)
+    host = None
+    try:
+        from cleveragents.cli.context import App
+        from cleveragents.plugins import PluginHost
+
+        host = PluginHost.load(options.plugins, strict=options.strict)
+        cli = build_cli()
+        host.add_commands(cli)
+        app = App(host=host, debug=options.debug)
+        result = cli.main(args, prog_name="cleveragents", standalone_mode=False, obj=app)
+        return result if isinstance(result, int) else 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("Aborted.", err=True)
+        return 130
+    except CleverAgentsError as exc:
+        _report(exc, options.debug, format_error(exc))
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        _report(exc, options.debug, format_error(wrap_unexpected(exc)), unexpected=True)
+        return 1
+    finally:
+        if host is not None:
+            host.unconfigure()
+
+
+def _report(exc: BaseException, debug: bool, line: str, *, unexpected: bool = False) -> None:
+    if debug:
+        import traceback
+
+        from cleveragents.redaction import redact
+
+        click.echo(redact("".join(traceback.format_exception(exc))), err=True)
+    click.echo(line, err=True)
+    if unexpected:
+        try:
+            from cleveragents.log import get_logger
+
+            get_logger("cleveragents.cli").error("unexpected error", exc_info=exc)
+        except Exception:  # noqa: BLE001, S110 - logging must never mask the error
+            pass
+        if not debug:
+            click.echo("Run again with --debug to see the traceback.", err=True)
+
+
+def run() -> None:
+    """Console-script wrapper: exit with :func:`main`'s code."""
+    sys.exit(main())

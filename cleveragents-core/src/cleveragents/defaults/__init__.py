@@ -1,0 +1,1 @@
+"""The host's own features, registered as plugins through the public hooks."""
