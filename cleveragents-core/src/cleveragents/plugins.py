@@ -3,7 +3,7 @@
 Plugins are entry points of group ``cleveragents``; the entry-point name is the
 plugin's name. Selection follows pytest's conventions:
 
-* ``CLEVERAGENTS_DISABLE_PLUGIN_AUTOLOAD=1`` loads only the plugins named in
+* ``CLEVERAGENTS_DISABLE_PLUGIN_AUTOLOAD=1`` loads only the installed plugins named in
   ``CLEVERAGENTS_PLUGINS=a,b`` or with ``-p NAME``;
 * ``CLEVERAGENTS_DISABLE_PLUGINS=a,b`` or ``-p no:NAME`` skips plugins.
 
@@ -194,7 +194,8 @@ class PluginHost:
             return
         record = PluginRecord(name, distribution, version, entry_point, builtin=builtin)
         self.records[name] = record
-        if not self.selection.wants(name):
+        # Autoload governs installed entry points only; built-ins load unless denied.
+        if name in self.selection.deny or not (builtin or self.selection.wants(name)):
             record.status = "disabled"
             return
         try:

@@ -80,10 +80,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cleveragents.cli.context import App
         from cleveragents.plugins import PluginHost
 
+        _configure_logging(options)
         host = PluginHost.load(options.plugins, strict=options.strict)
         cli = build_cli()
         host.add_commands(cli)
-        app = App(host=host, debug=options.debug)
+        overrides = {"plugins.strict": True} if options.strict else {}
+        app = App(host=host, debug=options.debug, overrides=overrides)
         result = cli.main(args, prog_name="cleveragents", standalone_mode=False, obj=app)
         return result if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:
@@ -105,6 +107,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             host.unconfigure()
 
 
+def _configure_logging(options: GlobalOptions) -> None:
+    """File and terminal logging; the level comes from the environment, not the (lazy) config."""
+    import os
+
+    from cleveragents.log import configure_logging, defer_logging
+
+    level = os.environ.get("CLEVERAGENTS_CORE__LOG__LEVEL")
+    if options.debug:
+        configure_logging(debug=True, level=level)
+    else:
+        defer_logging(level=level)
+
+
 def _report(exc: BaseException, debug: bool, line: str, *, unexpected: bool = False) -> None:
     if debug:
         import traceback
@@ -115,9 +130,9 @@ def _report(exc: BaseException, debug: bool, line: str, *, unexpected: bool = Fa
     click.echo(line, err=True)
     if unexpected:
         try:
-            from cleveragents.log import get_logger
+            from cleveragents.log import FILE_ONLY_LOGGER, get_logger
 
-            get_logger("cleveragents.cli").error("unexpected error", exc_info=exc)
+            get_logger(FILE_ONLY_LOGGER).error("unexpected error", exc_info=exc)
         except Exception:  # noqa: BLE001, S110 - logging must never mask the error
             pass
         if not debug:

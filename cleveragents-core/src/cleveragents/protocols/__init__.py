@@ -41,7 +41,6 @@ from cleveragents.protocols.pipeline import (
 from cleveragents.protocols.sandbox import SandboxStrategy
 from cleveragents.protocols.text import Embedder, Tokenizer
 from cleveragents.protocols.uko import (
-    AnalysisResult,
     DetailLevelMapLike,
     DetailLevelMapRegistry,
     UKOAnalyzer,
@@ -49,7 +48,6 @@ from cleveragents.protocols.uko import (
 
 __all__ = [
     "AIProviderInterface",
-    "AnalysisResult",
     "BackendSet",
     "BudgetAllocatorProtocol",
     "BudgetPackerProtocol",

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-__all__ = ["AnalysisResult", "DetailLevelMapLike", "DetailLevelMapRegistry", "UKOAnalyzer"]
+if TYPE_CHECKING:
+    from cleveragents.models.uko import AnalysisResult
 
-
-@runtime_checkable
-class AnalysisResult(Protocol):
-    """What an analyzer returns for one file: UKO nodes, triples and errors."""
-
-    nodes: list[Any]
-    triples: list[tuple[str, str, str]]
-    errors: list[str]
+__all__ = ["DetailLevelMapLike", "DetailLevelMapRegistry", "UKOAnalyzer"]
 
 
 @runtime_checkable
@@ -35,8 +29,13 @@ class UKOAnalyzer(Protocol):
         ...
 
     def analyze(
-        self, path: Path, content: str, *, resource_ulid: str, relative_path: str
-    ) -> AnalysisResult: ...
+        self, path: Path, content: str, *, resource_id: str, relative_path: str
+    ) -> AnalysisResult:
+        """Nodes (:class:`cleveragents.models.uko.UKONode`) for one file's ``content``.
+
+        Must not raise on bad input: syntax errors go to ``AnalysisResult.errors``.
+        """
+        ...
 
 
 @runtime_checkable

@@ -1,0 +1,30 @@
+"""Identifiers and timestamps: ULIDs for entities, timezone-aware UTC for every instant."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ulid import ULID
+
+__all__ = ["is_ulid", "new_ulid", "utcnow"]
+
+
+def new_ulid() -> str:
+    """A fresh ULID as its 26-character Crockford base32 string (time-ordered)."""
+    return str(ULID())
+
+
+def is_ulid(value: str) -> bool:
+    """Whether ``value`` is the canonical string form of a ULID."""
+    if len(value) != 26:
+        return False
+    try:
+        ULID.from_str(value)
+    except ValueError:
+        return False
+    return True
+
+
+def utcnow() -> datetime:
+    """The current instant, timezone-aware in UTC (never a naive datetime)."""
+    return datetime.now(UTC)

@@ -1,0 +1,1 @@
+"""cleveragents-broken: a plugin that cannot be imported, on purpose."""
