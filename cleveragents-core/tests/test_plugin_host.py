@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 import pytest
-
 from cleveragents import hookimpl
 from cleveragents.errors import PluginError, ValidationError
 from cleveragents.models.context import StrategyCapabilities
@@ -45,8 +44,12 @@ def _module(name: str, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     return name
 
 
-def _host(*eps: EntryPoint, options: tuple[str, ...] = (), env: dict[str, str] | None = None,
-          strict: bool = False) -> PluginHost:
+def _host(
+    *eps: EntryPoint,
+    options: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    strict: bool = False,
+) -> PluginHost:
     return PluginHost.load(options, strict=strict, env=env or {}, entry_points=list(eps))
 
 
@@ -69,9 +72,13 @@ def test_registered_plugin_is_listed_with_its_slots() -> None:
     assert entry["hooks"] == ["register_context_strategies"]
 
 
-def test_import_failure_is_recorded_and_others_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_import_failure_is_recorded_and_others_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A plugin that raises at import is marked as error; the host keeps working."""
-    bad = _module("ca_bad_import", "raise RuntimeError('broken on purpose')\n", tmp_path, monkeypatch)
+    bad = _module(
+        "ca_bad_import", "raise RuntimeError('broken on purpose')\n", tmp_path, monkeypatch
+    )
     good = _module(
         "ca_good",
         """
@@ -96,7 +103,9 @@ def test_import_failure_is_recorded_and_others_load(tmp_path: Path, monkeypatch:
     assert host.registry.tools["echo"].invoke({"a": 1}) == {"a": 1}
 
 
-def test_strict_plugins_makes_a_failure_fatal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_strict_plugins_makes_a_failure_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With strict=True the first failing plugin raises PluginError naming it."""
     bad = _module("ca_bad_strict", "import no_such_module_xyz\n", tmp_path, monkeypatch)
     with pytest.raises(PluginError, match="plugin 'bad'"):
@@ -140,7 +149,9 @@ def test_protocol_violation_names_the_plugin() -> None:
     assert "ContextStrategy" in error and "can_handle" in error
 
 
-def test_lazy_reference_is_checked_on_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lazy_reference_is_checked_on_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A "module:attr" registration is imported lazily and validated when resolved."""
     mod = _module("ca_lazy", "class Half:\n    name = 'x'\n", tmp_path, monkeypatch)
 
@@ -153,7 +164,7 @@ def test_lazy_reference_is_checked_on_first_use(tmp_path: Path, monkeypatch: pyt
     host.register(Lazy(), "lazy")
     assert mod not in sys.modules, "lazy references must not be imported to list plugins"
     assert host.provides("lazy") == {"embedder": ["half"]}
-    with pytest.raises(PluginError, match="plugin 'lazy': embedder 'half'.*Embedder"):
+    with pytest.raises(PluginError, match=r"plugin 'lazy': embedder 'half'.*Embedder"):
         host.registry.embedders["half"]
     failures = host.registry.validate_all()
     assert [(r.plugin, r.name) for r, _ in failures] == [("lazy", "half")]
@@ -202,7 +213,9 @@ def test_pluggy_signature_validation_failure_is_isolated() -> None:
     assert "nonsense" in (host.records["wrong"].error or "")
 
 
-def test_selection_follows_pytest_conventions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_selection_follows_pytest_conventions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Autoload off loads only allow-listed plugins; no:NAME and the env deny-list skip."""
     names = [_module(f"ca_sel_{n}", "", tmp_path, monkeypatch) for n in ("a", "b")]
     eps = [EntryPoint(n[-1], n, "cleveragents") for n in names]
@@ -220,7 +233,7 @@ def test_selection_follows_pytest_conventions(tmp_path: Path, monkeypatch: pytes
 
 def test_unknown_plugin_in_p_option_is_a_validation_error() -> None:
     """-p with a name nobody installed fails fast, listing what is installed."""
-    with pytest.raises(ValidationError, match="unknown plugin 'nope'.*core-sandboxes"):
+    with pytest.raises(ValidationError, match=r"unknown plugin 'nope'.*core-sandboxes"):
         _host(options=("nope",))
 
 
@@ -347,3 +360,18 @@ def test_module_plugins_are_supported(tmp_path: Path, monkeypatch: pytest.Monkey
     assert host.registry["lsp-server"]["pyright"].languages == ("python",)
     assert host.records["mod"].location == str((tmp_path / f"{name}.py").resolve())
     assert isinstance(sys.modules[name], ModuleType)
+
+
+def test_specname_implementations_are_called() -> None:
+    """A hookimpl renamed with specname= registers like one named after the hook."""
+
+    class Renamed:
+        @hookimpl(specname="register_context_strategies")
+        def my_strategies(self, register: Any) -> None:
+            register("kw", KeywordStrategy())
+
+    host = _host()
+    host.register(Renamed(), "renamed")
+    assert host.records["renamed"].hooks == ["register_context_strategies"]
+    assert host.records["renamed"].warnings == []
+    assert "kw" in host.registry.strategies

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cleveragents import hookimpl
 from cleveragents.errors import NotFoundError, PluginError, ValidationError
 from cleveragents.models.context import ContextFragment
@@ -76,7 +75,9 @@ def test_every_hook_has_one_slot() -> None:
 def test_resolve_by_name_builtin_class_and_module_reference(registry: Registry) -> None:
     """A component is chosen by name, "builtin:ClassName" or "module:ClassName"."""
     assert isinstance(registry.resolve("fragment-orderer", "reverse"), ReverseOrderer)
-    assert isinstance(registry.resolve("fragment-orderer", "builtin:IdentityOrderer"), IdentityOrderer)
+    assert isinstance(
+        registry.resolve("fragment-orderer", "builtin:IdentityOrderer"), IdentityOrderer
+    )
     adhoc = registry.resolve("fragment-orderer", f"{__name__}:ReverseOrderer")
     assert isinstance(adhoc, FragmentOrdererProtocol)
     assert registry.pipeline["fragment-orderer"]["identity"].order([]) == []
@@ -84,7 +85,9 @@ def test_resolve_by_name_builtin_class_and_module_reference(registry: Registry) 
 
 def test_unknown_names_list_the_valid_ones(registry: Registry) -> None:
     """An unknown component name fails with the list of registered names."""
-    with pytest.raises(NotFoundError, match=r"unknown fragment-orderer 'nope' \(available: identity, reverse\)"):
+    with pytest.raises(
+        NotFoundError, match=r"unknown fragment-orderer 'nope' \(available: identity, reverse\)"
+    ):
         registry.resolve("fragment-orderer", "nope")
     with pytest.raises(NotFoundError, match="implemented by class 'Missing'"):
         registry.resolve("fragment-orderer", "builtin:Missing")
@@ -105,8 +108,12 @@ def test_scope_chain_plan_over_project_over_global(registry: Registry) -> None:
     plan = {"fragment-orderer": "reverse"}
     project = {"fragment-orderer": "identity"}
     global_ = {"fragment-orderer": "builtin:IdentityOrderer"}
-    assert isinstance(registry.resolve_scoped("fragment-orderer", plan, project, global_), ReverseOrderer)
-    assert isinstance(registry.resolve_scoped("fragment-orderer", None, project, global_), IdentityOrderer)
+    assert isinstance(
+        registry.resolve_scoped("fragment-orderer", plan, project, global_), ReverseOrderer
+    )
+    assert isinstance(
+        registry.resolve_scoped("fragment-orderer", None, project, global_), IdentityOrderer
+    )
     assert isinstance(registry.resolve_scoped("fragment-orderer", {}, {}, global_), IdentityOrderer)
     with pytest.raises(ValidationError):
         registry.resolve_scoped("fragment-orderer", {}, None)

@@ -121,7 +121,7 @@ DEFAULTS: dict[str, Any] = {
     # -- index backends ------------------------------------------------------
     "index.text.backend": "tantivy",
     "index.vector.backend": "faiss",
-    "index.graph.backend": "rdflib",
+    "index.graph.backend": "oxigraph",
     # "auto": the best embedder an installed plugin registers that works offline.
     "index.embedding.provider": "auto",
     # -- sandbox, plugins ----------------------------------------------------

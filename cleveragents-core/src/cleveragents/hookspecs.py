@@ -176,7 +176,7 @@ def register_detail_level_maps(register: Register) -> None:
 
     Components satisfy :class:`~cleveragents.protocols.DetailLevelMapLike`:
     ``domain`` (a prefix such as ``uko-tf``), ``parent`` (the map it inherits
-    from) and ``levels`` (named level -> depth 0-9).
+    from) and ``levels`` (named level -> depth >= 0; insertion may shift levels past 9).
     """
 
 

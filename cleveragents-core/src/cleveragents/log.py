@@ -290,7 +290,7 @@ _PENDING: list[dict[str, Any]] = []
 
 
 def defer_logging(*, debug: bool = False, level: str | None = None) -> None:
-    """Configure logging on the first log call: commands that log nothing skip structlog's import."""
+    """Configure logging at the first log call, so commands that log nothing skip structlog."""
     _PENDING[:] = [{"debug": debug, "level": level}]
 
 

@@ -1,4 +1,4 @@
-"""The plugin host: finds plugins through entry points and keeps one bad plugin from sinking the rest.
+"""The plugin host: finds plugins through entry points; one bad plugin never sinks the rest.
 
 Plugins are entry points of group ``cleveragents``; the entry-point name is the
 plugin's name. Selection follows pytest's conventions:
@@ -43,8 +43,10 @@ BUILTIN_PLUGINS: dict[str, str] = {
 }
 
 _HOOK_NAMES = frozenset(
-    name for name in dir(hookspecs) if callable(getattr(hookspecs, name)) and
-    hasattr(getattr(hookspecs, name), f"{PROJECT_NAME}_spec")
+    name
+    for name in dir(hookspecs)
+    if callable(getattr(hookspecs, name))
+    and hasattr(getattr(hookspecs, name), f"{PROJECT_NAME}_spec")
 )
 
 
@@ -69,7 +71,10 @@ class PluginSelection:
         """Combine the ``CLEVERAGENTS_*`` variables with ``-p`` options."""
         env = dict(os.environ if env is None else env)
         autoload = env.get("CLEVERAGENTS_DISABLE_PLUGIN_AUTOLOAD", "").lower() not in (
-            "1", "true", "yes", "on",
+            "1",
+            "true",
+            "yes",
+            "on",
         )
         selection = cls(
             autoload=autoload,
@@ -155,7 +160,9 @@ class PluginHost:
         """Build a host: built-in plugins, then every selected entry point."""
         selection = PluginSelection.from_env(options, env)
         host = cls(selection, strict=strict)
-        eps = list(metadata.entry_points(group=PROJECT_NAME) if entry_points is None else entry_points)
+        eps = list(
+            metadata.entry_points(group=PROJECT_NAME) if entry_points is None else entry_points
+        )
         known = set(BUILTIN_PLUGINS) | {ep.name for ep in eps}
         unknown = [name for name in selection.explicit if name not in known]
         if unknown:
@@ -164,8 +171,14 @@ class PluginHost:
                 f"(installed: {', '.join(sorted(known))})"
             )
         for name, module in BUILTIN_PLUGINS.items():
-            host._load_one(name, lambda m=module: importlib.import_module(m), builtin=True,
-                           distribution="cleveragents-core", version=__version__, entry_point=module)
+            host._load_one(
+                name,
+                lambda m=module: importlib.import_module(m),
+                builtin=True,
+                distribution="cleveragents-core",
+                version=__version__,
+                entry_point=module,
+            )
         for ep in sorted(eps, key=lambda e: e.name):
             dist = getattr(ep, "dist", None)
             host._load_one(
@@ -200,7 +213,7 @@ class PluginHost:
             return
         try:
             plugin = loader()
-        except BaseException as exc:  # noqa: BLE001 - a plugin may raise anything at import
+        except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             self._failed(record, f"import failed: {type(exc).__name__}: {exc}", exc)
@@ -220,9 +233,11 @@ class PluginHost:
         except Exception as exc:  # pluggy.PluginValidationError, ValueError (duplicate)
             self._failed(record, f"invalid plugin: {exc}", exc)
             return
+        # Hook names as pluggy sees them (``specname=`` renames an implementation).
         record.hooks = sorted(
-            impl_name for impl_name in dir(plugin)
-            if self.pm.parse_hookimpl_opts(plugin, impl_name) is not None
+            (opts or {}).get("specname") or attr
+            for attr in dir(plugin)
+            if (opts := self.pm.parse_hookimpl_opts(plugin, attr)) is not None
         )
         for hook in record.hooks:
             if hook not in _HOOK_NAMES:
@@ -258,21 +273,20 @@ class PluginHost:
         registry = Registry()
         self.__dict__["registry"] = registry  # visible to _failed while building
         for plugin_name in [n for n, r in self.records.items() if r.status == "loaded"]:
-            plugin = self.pm.get_plugin(plugin_name)
-            if plugin is None:
+            if not self.pm.has_plugin(plugin_name):
                 continue
             staged: list[Registration] = []
             try:
                 for slot in SLOTS:
                     if slot.is_registration and slot.hook in self.records[plugin_name].hooks:
-                        staged.extend(self._call_registration(plugin_name, plugin, slot))
+                        staged.extend(self._call_registration(plugin_name, slot))
                 for registration in staged:
                     if not registration.is_lazy:
                         registration.resolve()
                     registry.add(registration)
             except PluginError as exc:
                 self._failed(self.records[plugin_name], exc.message, exc)
-            except Exception as exc:  # noqa: BLE001 - isolate the plugin
+            except Exception as exc:
                 self._failed(
                     self.records[plugin_name],
                     f"hook raised {type(exc).__name__}: {exc}",
@@ -280,7 +294,7 @@ class PluginHost:
                 )
         return registry
 
-    def _call_registration(self, plugin_name: str, plugin: object, slot: Slot) -> list[Registration]:
+    def _call_registration(self, plugin_name: str, slot: Slot) -> list[Registration]:
         staged: list[Registration] = []
 
         def register(name: str, component: object) -> None:
@@ -289,14 +303,18 @@ class PluginHost:
             staged.append(Registration(slot, name, plugin_name, component))
 
         try:
-            getattr(plugin, slot.hook)(register=register)
+            for impl in self._impls_of(plugin_name, slot.hook):
+                impl.function(register=register)
         except PluginError:
             raise
         except Exception as exc:
-            raise PluginError(
-                f"hook {slot.hook} raised {type(exc).__name__}: {exc}"
-            ) from exc
+            raise PluginError(f"hook {slot.hook} raised {type(exc).__name__}: {exc}") from exc
         return staged
+
+    def _impls_of(self, plugin_name: str, hook_name: str) -> list[Any]:
+        """One plugin's implementations of a hook, called one plugin at a time for isolation."""
+        hook = getattr(self.pm.hook, hook_name)
+        return [impl for impl in hook.get_hookimpls() if impl.plugin_name == plugin_name]
 
     def provides(self, plugin_name: str) -> dict[str, list[str]]:
         provided = self.registry.provided_by(plugin_name)
@@ -312,15 +330,17 @@ class PluginHost:
         for plugin_name, record in list(self.records.items()):
             if record.status != "loaded" or "register_commands" not in record.hooks:
                 continue
-            plugin = self.pm.get_plugin(plugin_name)
             before = dict(cli.commands)
             try:
-                plugin.register_commands(cli=cli)
-            except Exception as exc:  # noqa: BLE001 - isolate the plugin
+                for impl in self._impls_of(plugin_name, "register_commands"):
+                    impl.function(cli=cli)
+            except Exception as exc:
                 for added in set(cli.commands) - set(before):
                     del cli.commands[added]
                 cli.commands.update(before)
-                self._failed(record, f"hook register_commands raised {type(exc).__name__}: {exc}", exc)
+                self._failed(
+                    record, f"hook register_commands raised {type(exc).__name__}: {exc}", exc
+                )
                 continue
             added = sorted(set(cli.commands) - set(before))
             replaced = [n for n in before if cli.commands[n] is not before[n]]
@@ -365,7 +385,7 @@ class PluginHost:
         for impl in reversed(hook.get_hookimpls()):
             try:
                 impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-            except Exception as exc:  # noqa: BLE001 - isolate the plugin
+            except Exception as exc:
                 failures.append((impl.plugin_name, exc))
         return failures
 
@@ -375,9 +395,7 @@ class PluginHost:
         """One dict per plugin, built-ins first, for ``plugins list --json``."""
         self.registry  # noqa: B018 - build it so failures show up in the records
         records = sorted(self.records.values(), key=lambda r: (not r.builtin, r.name))
-        return [
-            r.to_dict(self.provides(r.name) if r.status == "loaded" else {}) for r in records
-        ]
+        return [r.to_dict(self.provides(r.name) if r.status == "loaded" else {}) for r in records]
 
 
 def _location_of(plugin: object) -> str | None:

@@ -73,8 +73,11 @@ class FilesystemCopySandbox:
             shutil.rmtree(target)
         shutil.copytree(source, target / "work", symlinks=True)
         return SandboxRef(
-            plan_id=plan_id, resource_id=resource.resource_id, strategy=self.name,
-            path=str(target / "work"), source=str(source),
+            plan_id=plan_id,
+            resource_id=resource.resource_id,
+            strategy=self.name,
+            path=str(target / "work"),
+            source=str(source),
         )
 
     def read(self, ref: SandboxRef, path: str) -> bytes:
@@ -141,8 +144,11 @@ class DirectSandbox:
             raise NotFoundError(f"resource location is not a directory: {source}")
         self._originals[(plan_id, resource.resource_id)] = {}
         return SandboxRef(
-            plan_id=plan_id, resource_id=resource.resource_id, strategy=self.name,
-            path=str(source), source=str(source),
+            plan_id=plan_id,
+            resource_id=resource.resource_id,
+            strategy=self.name,
+            path=str(source),
+            source=str(source),
         )
 
     def _seen(self, ref: SandboxRef) -> dict[str, bytes | None]:
@@ -170,11 +176,14 @@ class DirectSandbox:
                 continue
             kind = "added" if old is None else "deleted" if new is None else "modified"
             changes.append(Change(path=path, kind=kind, size_bytes=len(new or b"")))
-            chunks.extend(difflib.unified_diff(
-                (old or b"").decode("utf-8", "replace").splitlines(keepends=True),
-                (new or b"").decode("utf-8", "replace").splitlines(keepends=True),
-                f"a/{path}", f"b/{path}",
-            ))
+            chunks.extend(
+                difflib.unified_diff(
+                    (old or b"").decode("utf-8", "replace").splitlines(keepends=True),
+                    (new or b"").decode("utf-8", "replace").splitlines(keepends=True),
+                    f"a/{path}",
+                    f"b/{path}",
+                )
+            )
         return DiffView(changes=tuple(changes), unified_diff="".join(chunks))
 
     def commit(self, ref: SandboxRef) -> None:

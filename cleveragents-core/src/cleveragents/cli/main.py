@@ -55,8 +55,13 @@ def build_cli() -> click.Group:
         name="cleveragents",
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
-    @click.option("-p", "plugin_options", multiple=True, metavar="NAME",
-                  help="Load plugin NAME (with autoload disabled), or skip it with no:NAME.")
+    @click.option(
+        "-p",
+        "plugin_options",
+        multiple=True,
+        metavar="NAME",
+        help="Load plugin NAME (with autoload disabled), or skip it with no:NAME.",
+    )
     @click.option("--strict-plugins", is_flag=True, help="Fail if any plugin fails to load.")
     @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
     @click.version_option(__version__, prog_name="cleveragents")
@@ -99,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CleverAgentsError as exc:
         _report(exc, options.debug, format_error(exc))
         return 1
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
+    except Exception as exc:
         _report(exc, options.debug, format_error(wrap_unexpected(exc)), unexpected=True)
         return 1
     finally:
@@ -133,7 +138,7 @@ def _report(exc: BaseException, debug: bool, line: str, *, unexpected: bool = Fa
             from cleveragents.log import FILE_ONLY_LOGGER, get_logger
 
             get_logger(FILE_ONLY_LOGGER).error("unexpected error", exc_info=exc)
-        except Exception:  # noqa: BLE001, S110 - logging must never mask the error
+        except Exception:
             pass
         if not debug:
             click.echo("Run again with --debug to see the traceback.", err=True)

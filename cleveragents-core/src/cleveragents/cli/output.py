@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-__all__ = ["emit_json", "emit_table", "emit_record", "success"]
+__all__ = ["emit_json", "emit_record", "emit_table", "success"]
 
 
 def _text(value: Any) -> str:
@@ -27,20 +27,29 @@ def emit_json(data: Any, *, show_secrets: bool = False) -> None:
     click.echo(json.dumps(payload, indent=2, sort_keys=False, default=str))
 
 
-def emit_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, empty: str = "") -> None:
-    """A plain aligned table: cheap to import, readable, copy-paste friendly."""
+def emit_table(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, empty: str = ""
+) -> None:
+    """A plain aligned table; a cell with newlines spans several lines of its row."""
     from cleveragents.redaction import redact
 
     if not rows:
         if empty:
             click.echo(empty)
         return
-    cells = [[_text(redact(row.get(col))) for col in columns] for row in rows]
-    widths = [max(len(col), *(len(r[i]) for r in cells)) for i, col in enumerate(columns)]
+    cells = [[_text(redact(row.get(col))).split("\n") for col in columns] for row in rows]
+    widths = [
+        max(len(col), *(len(line) for r in cells for line in r[i])) for i, col in enumerate(columns)
+    ]
     header = "  ".join(col.upper().ljust(w) for col, w in zip(columns, widths, strict=True))
     click.echo(header.rstrip())
     for r in cells:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        for n in range(max(len(lines) for lines in r)):
+            parts = [
+                (lines[n] if n < len(lines) else "").ljust(w)
+                for lines, w in zip(r, widths, strict=True)
+            ]
+            click.echo("  ".join(parts).rstrip())
 
 
 def emit_record(record: Mapping[str, Any]) -> None:

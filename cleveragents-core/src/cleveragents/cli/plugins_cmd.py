@@ -21,7 +21,7 @@ def _status(entry: dict[str, Any]) -> str:
 
 
 def _provides(entry: dict[str, Any]) -> str:
-    return "; ".join(f"{slot}: {', '.join(names)}" for slot, names in entry["provides"].items())
+    return "\n".join(f"{slot}: {', '.join(names)}" for slot, names in entry["provides"].items())
 
 
 @click.group()
@@ -75,15 +75,17 @@ def show_plugin(app: App, name: str, as_json: bool) -> None:
     if as_json:
         emit_json({**entry, "components": components})
         return
-    emit_record({
-        "name": entry["name"],
-        "distribution": entry["distribution"],
-        "version": entry["version"],
-        "status": _status(entry),
-        "entry point": entry["entry_point"],
-        "location": entry["location"],
-        "hooks": entry["hooks"],
-    })
+    emit_record(
+        {
+            "name": entry["name"],
+            "distribution": entry["distribution"],
+            "version": entry["version"],
+            "status": _status(entry),
+            "entry point": entry["entry_point"],
+            "location": entry["location"],
+            "hooks": entry["hooks"],
+        }
+    )
     for warning in entry["warnings"]:
         click.echo(f"warning     {warning}")
     if components:

@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from cleveragents.models.ids import new_ulid, utcnow
 
 __all__ = [
+    "UNIVERSAL_LEVELS",
     "AssembledContext",
     "ContextBudget",
     "ContextFragment",
@@ -28,13 +29,12 @@ __all__ = [
     "ScoredFragment",
     "StrategyCapabilities",
     "TemporalScope",
-    "UNIVERSAL_LEVELS",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class TemporalScope(str, Enum):
+class TemporalScope(StrEnum):
     """Which revisions of the knowledge graph a request may see."""
 
     CURRENT = "current"
@@ -149,8 +149,15 @@ class StrategyCapabilities(BaseModel):
     resource_types: tuple[str, ...] = ("*",)
 
     def required_backends(self) -> set[str]:
-        return {k for k, used in (("text", self.uses_text), ("vector", self.uses_vector),
-                                  ("graph", self.uses_graph)) if used}
+        return {
+            k
+            for k, used in (
+                ("text", self.uses_text),
+                ("vector", self.uses_vector),
+                ("graph", self.uses_graph),
+            )
+            if used
+        }
 
 
 class ContextRequest(BaseModel):
@@ -175,8 +182,8 @@ class ContextRequest(BaseModel):
     @field_validator("depth")
     @classmethod
     def _depth_range(cls, value: int | str) -> int | str:
-        if isinstance(value, int) and not 0 <= value <= 9:
-            raise ValueError("depth must be between 0 and 9 or a named level")
+        if isinstance(value, int) and value < 0:
+            raise ValueError("depth must be a non-negative integer or a named level")
         if isinstance(value, str) and not value.strip():
             raise ValueError("depth name must not be empty")
         return value
@@ -254,7 +261,9 @@ class DetailLevelMap(BaseModel):
     @field_validator("levels")
     @classmethod
     def _depths_in_range(cls, value: dict[str, int]) -> dict[str, int]:
-        bad = {k: v for k, v in value.items() if not 0 <= v <= 9}
+        # Level insertion shifts depths past 9 (uko-py's FULL_SOURCE is 12); renderings
+        # stay at 0-9 and a deeper named level resolves to the richest rendering.
+        bad = {k: v for k, v in value.items() if v < 0}
         if bad:
-            raise ValueError(f"depths must be 0-9: {bad}")
+            raise ValueError(f"depths must be non-negative: {bad}")
         return value

@@ -5,6 +5,10 @@ always pass a ``scope``: the set of resource ULIDs the caller may see. Indexers
 write through the ``*IndexBackend`` Protocols. Backend slots register *classes*
 (``cls(location: pathlib.Path, **options)``), which the context system opens per
 project; a class is checked structurally against both Protocols at load time.
+
+Scope convention: a document or vector carries the ULID of its resource as
+``metadata["resource_id"]``; a graph node carries it as the object of its
+``uko:sourceResource`` triple. ``scope`` is matched against these.
 """
 
 from __future__ import annotations

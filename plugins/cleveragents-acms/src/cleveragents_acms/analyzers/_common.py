@@ -1,0 +1,225 @@
+"""Helpers every analyzer shares: languages, UKO node types, line and text utilities.
+
+Nothing here imports a parser, so the discovery code and the light analyzers
+stay cheap to import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePath
+
+from cleveragents.models.uko import UKONode, node_uri
+
+__all__ = [
+    "CODE_LANGUAGES",
+    "CONFIG_LANGUAGES",
+    "PROSE_LANGUAGES",
+    "NodeFactory",
+    "collapse",
+    "first_line",
+    "first_sentences",
+    "is_binary",
+    "language_of",
+    "split_lines",
+    "truncate",
+]
+
+# -- languages ------------------------------------------------------------------
+
+# fmt: off
+_LANGUAGE_BY_SUFFIX: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python", ".ts": "typescript",
+    ".mts": "typescript", ".cts": "typescript", ".tsx": "typescript", ".js": "javascript",
+    ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript", ".go": "go",
+    ".rs": "rust", ".java": "java", ".md": "markdown", ".markdown": "markdown",
+    ".mdown": "markdown", ".mkd": "markdown", ".mdx": "markdown", ".rst": "restructuredtext",
+    ".txt": "text", ".adoc": "asciidoc", ".org": "org", ".tex": "latex", ".yaml": "yaml",
+    ".yml": "yaml", ".toml": "toml", ".json": "json", ".jsonc": "json", ".ini": "ini",
+    ".cfg": "ini", ".conf": "ini", ".properties": "properties", ".env": "dotenv", ".xml": "xml",
+    ".html": "html", ".htm": "html", ".css": "css", ".scss": "css", ".sh": "shell",
+    ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "powershell", ".sql": "sql",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cxx": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".pl": "perl", ".r": "r",
+    ".jl": "julia", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell",
+    ".ml": "ocaml", ".clj": "clojure", ".dart": "dart", ".zig": "zig", ".tf": "terraform",
+    ".hcl": "terraform", ".proto": "protobuf", ".graphql": "graphql", ".vue": "vue",
+    ".svelte": "svelte",
+}
+
+_LANGUAGE_BY_NAME: dict[str, str] = {
+    "dockerfile": "dockerfile", "containerfile": "dockerfile", "makefile": "make",
+    "gnumakefile": "make", "cmakelists.txt": "cmake", "jenkinsfile": "groovy",
+    "vagrantfile": "ruby", "gemfile": "ruby", "rakefile": "ruby", "procfile": "yaml",
+    ".gitignore": "ignore", ".dockerignore": "ignore", ".editorconfig": "ini",
+    ".gitattributes": "ignore", "license": "text", "copying": "text", "readme": "text",
+    "changelog": "text", "authors": "text", "notice": "text", "setup.cfg": "ini",
+    "tox.ini": "ini", ".bashrc": "shell", ".profile": "shell", ".zshrc": "shell",
+}
+CONFIG_LANGUAGES = frozenset({
+    "yaml", "toml", "json", "ini", "properties", "dotenv", "xml", "dockerfile", "terraform",
+    "ignore",
+})
+PROSE_LANGUAGES = frozenset({
+    "text", "restructuredtext", "asciidoc", "org", "latex", "markdown", "html",
+})
+# fmt: on
+CODE_LANGUAGES = frozenset(
+    set(_LANGUAGE_BY_SUFFIX.values()) - CONFIG_LANGUAGES - PROSE_LANGUAGES - {"css"}
+) | {"make", "cmake", "groovy"}
+
+
+def language_of(path: str | PurePath) -> str:
+    """The language of a file from its name: ``"python"``, ``"yaml"`` … or ``"text"``."""
+    name = PurePath(path).name.lower()
+    by_name = _LANGUAGE_BY_NAME.get(name)
+    if by_name:
+        return by_name
+    if name.startswith("dockerfile") or name.endswith(".dockerfile"):
+        return "dockerfile"
+    dot = name.rfind(".")
+    if dot >= 0:
+        return _LANGUAGE_BY_SUFFIX.get(name[dot:], "text")
+    return "text"
+
+
+# -- text helpers ---------------------------------------------------------------------
+
+
+def split_lines(content: str) -> list[str]:
+    """Lines as Python and tree-sitter number them (``\\n``, ``\\r\\n`` or ``\\r`` ends one)."""
+    if "\r" in content:
+        content = content.replace("\r\n", "\n").replace("\r", "\n")
+    return content.split("\n")
+
+
+def first_line(text: str | None) -> str:
+    """The first non-blank line of ``text``, stripped."""
+    if not text:
+        return ""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            return stripped
+    return ""
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def collapse(text: str) -> str:
+    """All whitespace runs folded to one space (multi-line signatures on one line)."""
+    return " ".join(text.split())
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[*_])")
+
+
+def first_sentences(text: str, count: int = 1, limit: int = 400) -> str:
+    """The first ``count`` sentences of prose ``text`` (whitespace folded)."""
+    flat = collapse(text)
+    parts = _SENTENCE_END.split(flat, maxsplit=count)
+    return truncate(" ".join(parts[:count]), limit)
+
+
+def indent(text: str, prefix: str = "    ") -> str:
+    """Every non-empty line of ``text`` prefixed."""
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
+# -- content ------------------------------------------------------------------------------
+
+#: Every byte except the control characters text never holds (C0 but whitespace, DEL).
+_NOT_CONTROL = bytes(
+    b for b in range(256) if not (b < 32 and b not in b"\t\n\r\f\v\b\x1b") and b != 127
+)
+
+
+def is_binary(head: bytes) -> bool:
+    """True for content that is not text: NUL bytes, many control bytes, or undecodable noise.
+
+    Text that is not UTF-8 but has few control bytes (latin-1, cp1252) counts as text.
+    """
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    controls = len(head.translate(None, _NOT_CONTROL))  # what is left: the control bytes
+    return controls * 20 > len(head)
+
+
+# -- building nodes ---------------------------------------------------------------------
+
+
+#: Characters :func:`urllib.parse.quote` never encodes (with ``.`` marked safe).
+_URI_SAFE = re.compile(r"[A-Za-z0-9_.~-]+\Z")
+
+
+class NodeFactory:
+    """Makes the nodes of one file: URIs, unique qualified names, provenance fields."""
+
+    __slots__ = ("_base", "_seen", "language", "nodes", "path", "resource_id")
+
+    def __init__(self, resource_id: str, path: str, language: str) -> None:
+        self.resource_id = resource_id
+        self.path = path
+        self.language = language
+        self.nodes: list[UKONode] = []
+        self._seen: dict[str, int] = {}
+        self._base = node_uri(resource_id, path)
+
+    def uri(self, qualname: str) -> str:
+        """:func:`~cleveragents.models.uko.node_uri` of ``qualname`` in this file."""
+        if not qualname:
+            return self._base
+        if _URI_SAFE.match(qualname):  # nothing to percent-encode: skip quote()
+            return f"{self._base}#{qualname}"
+        return node_uri(self.resource_id, self.path, qualname)
+
+    def unique(self, qualname: str) -> str:
+        """``qualname``, or ``qualname~2`` … when the file already defines it (redefinitions)."""
+        count = self._seen.get(qualname, 0) + 1
+        self._seen[qualname] = count
+        return qualname if count == 1 else f"{qualname}~{count}"
+
+    def make(
+        self,
+        uko_type: str,
+        name: str,
+        qualname: str,
+        start_line: int,
+        end_line: int,
+        parent: UKONode | None,
+        *,
+        renderings: dict[int, str] | None = None,
+        properties: dict[str, str] | None = None,
+        edges: list[tuple[str, str]] | None = None,
+    ) -> UKONode:
+        """A new node (appended to :attr:`nodes`); ``qualname`` is made unique first."""
+        qualname = self.unique(qualname) if qualname else qualname
+        node = UKONode(
+            uri=self.uri(qualname),
+            uko_type=uko_type,
+            name=name,
+            path=self.path,
+            start_line=start_line,
+            end_line=max(start_line, end_line),
+            resource_id=self.resource_id,
+            parent=parent.uri if parent is not None else None,
+            qualname=qualname,
+            language=self.language,
+            renderings=renderings if renderings is not None else {},
+            edges=edges if edges is not None else [],
+            properties=properties if properties is not None else {},
+        )
+        self.nodes.append(node)
+        return node
+
+
+def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Edges without repeats, first occurrence order kept."""
+    return list(dict.fromkeys(items))

@@ -1,0 +1,1066 @@
+"""Python source to UKO nodes, with the standard library's :mod:`ast`.
+
+One parse and one walk per file: the module, its classes, functions and
+methods (async too), class and module attributes (``self.x`` set in
+``__init__`` included), imports, docstrings and signatures, base classes,
+calls made by each function, and the callables each test calls. Source text
+for signatures and renderings is sliced from the file's lines rather than
+rebuilt with :func:`ast.unparse`, which is several times slower.
+
+Node types: ``uko-py:Module``, ``uko-py:Class`` (``uko-oo:Interface`` for
+Protocols and ABCs), ``uko-py:Function``, ``uko-py:Method``,
+``uko-code:TestCase``, ``uko-oo:Attribute``, ``uko-code:Import``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_MEMBERS,
+    DEPTH_NAME,
+    DEPTH_OUTLINE,
+    DEPTH_SIGNATURES,
+    AnalysisResult,
+    UKONode,
+)
+
+from cleveragents_acms.analyzers._common import (
+    NodeFactory,
+    collapse,
+    dedupe,
+    first_line,
+    split_lines,
+    truncate,
+)
+
+__all__ = ["PythonAnalyzer", "module_name_for"]
+
+DEPENDS_ON = "uko:dependsOn"
+REFERENCES = "uko:references"
+INHERITS_FROM = "uko-oo:inheritsFrom"
+TESTS_CALLABLE = "uko-code:testsCallable"
+
+DECORATED_BY = "uko-py:decoratedBy"
+
+T_MODULE = "uko-py:Module"
+T_PACKAGE = "uko-py:Package"
+T_CLASS = "uko-py:Class"
+T_PROTOCOL = "uko-py:Protocol"
+T_ENUM = "uko-py:Enum"
+T_FUNCTION = "uko-py:Function"
+T_ASYNC_FUNCTION = "uko-py:AsyncFunction"
+T_METHOD = "uko-py:Method"
+T_PROPERTY = "uko-py:Property"
+T_TEST = "uko-py:TestFunction"
+T_ATTRIBUTE = "uko-py:Attribute"
+T_VARIABLE = "uko-py:Variable"
+T_IMPORT = "uko-py:Import"
+
+_BUILTINS = frozenset(dir(builtins))
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: What the body walk never descends into: leaves, scalars, contexts.
+_NO_CALLS_INSIDE: frozenset[type] = frozenset(
+    {
+        ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
+        ast.Global, ast.Nonlocal, ast.alias, ast.arg, type(None), str, int, bool, bytes,
+    }
+)  # fmt: skip
+#: AST class -> its ``_fields`` (read once per class, not once per node).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_TRY_TYPES: tuple[type[ast.AST], ...] = tuple(
+    t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None
+)
+#: Statements whose bodies may hold definitions at module or class level.
+_BLOCK_TYPES: tuple[type[ast.AST], ...] = (ast.If, ast.With, ast.AsyncWith, *_TRY_TYPES)
+_INTERFACE_BASES = frozenset({"Protocol", "ABC", "typing.Protocol", "abc.ABC"})
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
+_PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "abstractmethod"})
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
+_OUTLINE_LINES = 300
+#: Functions shorter than this many lines are their own outline.
+_SHORT_FUNCTION = 10
+_REFERENCE_ONLY = (REFERENCES,)
+_DECORATION = (DECORATED_BY, DEPENDS_ON)
+_INHERITANCE = (INHERITS_FROM, DEPENDS_ON)
+_METACLASS = (DEPENDS_ON,)
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+#: Annotations and decorators naming these are not worth an edge (``Any``, ``overload`` …).
+_TYPING_SYMBOLS = ("symbol:typing.", "symbol:typing_extensions.", "symbol:collections.abc.")
+_EXITS = (ast.Return, ast.Raise)
+_YIELDS = (ast.Yield, ast.YieldFrom)
+
+
+def _is_test_file(relative_path: str) -> bool:
+    name = relative_path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+@lru_cache(maxsize=4096)
+def _is_package_dir(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def module_name_for(path: Path | None, relative_path: str) -> str:
+    """The dotted module name of a file: ``src/pkg/mod.py`` -> ``pkg.mod``.
+
+    Below a ``src`` folder the path decides; otherwise the enclosing packages
+    (folders with ``__init__.py``) when the file exists, else the longest tail
+    of identifier-like path parts.
+    """
+    parts = relative_path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    parts = [*parts[:-1], stem] if stem != "__init__" else parts[:-1]
+    if "src" in parts[:-1]:
+        parts = parts[len(parts) - parts[::-1].index("src") :]
+    elif path is not None and os.path.isfile(path):
+        directory = os.path.dirname(os.path.abspath(path))
+        packages: list[str] = []
+        while _is_package_dir(directory) and len(packages) < len(parts) - 1:
+            packages.append(os.path.basename(directory))
+            directory = os.path.dirname(directory)
+        keep = len(packages) + (1 if stem != "__init__" else 0)
+        parts = parts[len(parts) - keep :] if keep else parts[-1:]
+    tail: list[str] = []
+    for part in reversed(parts):
+        if not part.isidentifier():
+            break
+        tail.append(part)
+    return ".".join(reversed(tail)) or stem
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is ast.Name:
+        attrs.append(node.id)  # type: ignore[attr-defined]
+        return ".".join(reversed(attrs))
+    return None
+
+
+@dataclass(slots=True)
+class _Member:
+    """What a container needs from a child to render itself."""
+
+    node: UKONode
+    kind: str  # "class" | "function" | "attribute"
+    #: One line per member at depth 4 (a class contributes its own depth-4 block).
+    brief: str
+    #: Signature plus full docstring, body elided (depth 6 of the container).
+    stub: str
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Calls found in one function, resolved once every local name is known."""
+
+    node: UKONode
+    #: (line, column, dotted name) of every call, in walk order.
+    calls: list[tuple[int, int, str]]
+    class_qual: str | None
+    params: frozenset[str]
+    local_imports: dict[str, str]
+    is_test: bool
+
+
+@dataclass(slots=True)
+class _Scope:
+    """A class being built: its node, the names its body defines, ``self.x`` attributes."""
+
+    node: UKONode
+    members: dict[str, UKONode] = field(default_factory=dict)
+    instance: list[_Member] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Reference:
+    """A name a definition uses (base, decorator, annotation), resolved at the end."""
+
+    node: UKONode
+    dotted: str
+    predicates: tuple[str, ...]
+    plain_unknown: bool
+
+
+class _ModuleBuilder:
+    """Builds the nodes of one parsed module."""
+
+    def __init__(self, path: Path | None, content: str, resource_id: str, relative: str) -> None:
+        self.content = content
+        self.lines = split_lines(content)
+        self.relative = relative
+        self.factory = NodeFactory(resource_id, relative, "python")
+        self.module = module_name_for(path, relative)
+        self.is_package = relative.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+        self.is_test_file = _is_test_file(relative)
+        self.imports: dict[str, str] = {}
+        self.top: dict[str, UKONode] = {}
+        self.classes: dict[str, _Scope] = {}
+        self.pending: list[_Pending] = []
+        self.references: list[_Reference] = []
+        self.module_deps: list[tuple[str, str]] = []
+
+    # -- source slicing -------------------------------------------------------------
+
+    def segment(self, node: ast.AST, limit: int = 200) -> str:
+        """Source text of an expression (column offsets are UTF-8 byte offsets)."""
+        lines = self.lines
+        start, end = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+        col, end_col = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+        if start == end:
+            line = lines[start]
+            text = line[col:end_col] if line.isascii() else _bytes_slice(line, col, end_col)
+        else:
+            first, last = lines[start], lines[end]
+            head = first[col:] if first.isascii() else _bytes_slice(first, col, None)
+            tail = last[:end_col] if last.isascii() else _bytes_slice(last, 0, end_col)
+            text = collapse(" ".join([head, *lines[start + 1 : end], tail]))
+        return text if len(text) <= limit else truncate(text, limit)
+
+    def fqname(self, qualname: str) -> str:
+        """``pkg.mod.Class.method``: the dotted name other modules import this by."""
+        return f"{self.module}.{qualname}" if self.module else qualname
+
+    def source(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start - 1 : end])
+
+    def head_line(self, node: ast.AST) -> str:
+        return truncate(self.lines[node.lineno - 1].strip(), 160)
+
+    # -- names -----------------------------------------------------------------------------
+
+    def absolute(self, module: str | None, level: int) -> str:
+        """``from ..x import y`` -> the absolute module ``x`` is in."""
+        if not level:
+            return module or ""
+        base = self.module.split(".") if self.module else []
+        drop = level - 1 if self.is_package else level
+        if drop > len(base):
+            return "." * level + (module or "")
+        base = base[: len(base) - drop] if drop else base
+        return ".".join([*base, module] if module else base)
+
+    def record_import(self, stmt: ast.Import | ast.ImportFrom, table: dict[str, str]) -> list[str]:
+        """Add the names ``stmt`` binds to ``table``; return the dotted names it imports."""
+        targets: list[str] = []
+        if type(stmt) is ast.Import:
+            for alias in stmt.names:
+                targets.append(alias.name)
+                if alias.asname:
+                    table[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    table[root] = root
+        else:
+            base = self.absolute(stmt.module, stmt.level)  # type: ignore[union-attr]
+            for alias in stmt.names:
+                if alias.name == "*":
+                    targets.append(base)
+                    continue
+                full = f"{base}.{alias.name}" if base else alias.name
+                targets.append(full)
+                table[alias.asname or alias.name] = full
+        return targets
+
+    def resolve(
+        self,
+        dotted: str,
+        class_qual: str | None,
+        params: frozenset[str] = frozenset(),
+        local_imports: dict[str, str] | None = None,
+        *,
+        plain_unknown: bool = True,
+    ) -> str | None:
+        """A node URI or ``symbol:dotted.name`` for a name used in this module."""
+        head, _, rest = dotted.partition(".")
+        if head in ("self", "cls") and class_qual is not None:
+            if not rest:
+                return None
+            scope = self.classes.get(class_qual)
+            member = scope.members.get(rest.split(".", 1)[0]) if scope else None
+            return member.uri if member is not None and "." not in rest else None
+        if head in params:
+            return None
+        if local_imports and head in local_imports:
+            target = local_imports[head]
+            return f"symbol:{target}.{rest}" if rest else f"symbol:{target}"
+        node = self.top.get(head)
+        if node is not None:
+            if not rest:
+                return node.uri
+            scope = self.classes.get(head)
+            member = scope.members.get(rest) if scope else None
+            if member is not None:
+                return member.uri
+            return f"symbol:{self.module}.{dotted}" if self.module else f"symbol:{dotted}"
+        target = self.imports.get(head)
+        if target is not None:
+            return f"symbol:{target}.{rest}" if rest else f"symbol:{target}"
+        if head in _BUILTINS or rest or not plain_unknown:
+            return None
+        return f"symbol:{head}"
+
+    # -- the module -------------------------------------------------------------------------------
+
+    def build(self, tree: ast.Module) -> list[UKONode]:
+        lines = self.lines
+        doc = ast.get_docstring(tree, clean=True) or ""
+        module = self.factory.make(
+            T_PACKAGE if self.is_package else T_MODULE,
+            self.module or self.relative,
+            "",
+            1,
+            max(1, len(lines) - (1 if lines and lines[-1] == "" else 0)),
+            None,
+            properties={"kind": "module", "module": self.module},
+        )
+        if doc:
+            module.properties["docstring"] = doc
+        members, imports = self.body(tree.body, module, None, "")
+        self.finish_calls()
+        module.edges.extend(dedupe(self.module_deps))
+        self.render_module(module, doc, members, imports)
+        return self.factory.nodes
+
+    def render_module(
+        self, module: UKONode, doc: str, members: list[_Member], imports: list[UKONode]
+    ) -> None:
+        title = f"# {self.relative}"
+        summary = f'"""{first_line(doc)}"""' if doc else ""
+        listing = [title]
+        if summary:
+            listing.append(summary)
+        for kind, label in (
+            ("class", "classes"),
+            ("function", "functions"),
+            ("attribute", "attributes"),
+        ):
+            names = [m.node.name for m in members if m.kind == kind]
+            if names:
+                listing.append(f"{label}: {', '.join(names)}")
+        outline = [title]
+        if doc:
+            outline.append(_docstring_block(doc, ""))
+        if imports:
+            outline.append("\n".join(n.name for n in imports))
+        module.renderings = {
+            DEPTH_NAME: self.relative,
+            DEPTH_MEMBERS: "\n".join(listing),
+            DEPTH_SIGNATURES: "\n".join([*listing[:2], *(m.brief for m in members)]),
+            DEPTH_OUTLINE: "\n\n".join([*outline, *(m.stub for m in members)]),
+            DEPTH_FULL: self.content,
+        }
+
+    def body(
+        self,
+        stmts: list[ast.stmt],
+        parent: UKONode,
+        scope: _Scope | None,
+        prefix: str,
+    ) -> tuple[list[_Member], list[UKONode]]:
+        """Definitions, attributes and imports of a module or class body."""
+        members: list[_Member] = []
+        imports: list[UKONode] = []
+        names = scope.members if scope is not None else self.top
+        class_qual = scope.node.qualname if scope is not None else None
+        for stmt in stmts:
+            kind = type(stmt)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                member = self.function(stmt, parent, prefix, class_qual)  # type: ignore[arg-type]
+                names.setdefault(member.node.name, member.node)
+                members.append(member)
+            elif kind is ast.ClassDef:
+                member = self.klass(stmt, parent, prefix)  # type: ignore[arg-type]
+                names.setdefault(member.node.name, member.node)
+                members.append(member)
+            elif kind is ast.Assign or kind is ast.AnnAssign:
+                for member in self.assignment(stmt, parent, prefix):
+                    names.setdefault(member.node.name, member.node)
+                    members.append(member)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                imports.append(self.import_node(stmt, parent))  # type: ignore[arg-type]
+            elif isinstance(stmt, _BLOCK_TYPES):
+                for block in _blocks(stmt):
+                    more, more_imports = self.body(block, parent, scope, prefix)
+                    members.extend(more)
+                    imports.extend(more_imports)
+        return members, imports
+
+    def import_node(self, stmt: ast.Import | ast.ImportFrom, parent: UKONode) -> UKONode:
+        targets = self.record_import(stmt, self.imports)
+        if type(stmt) is ast.ImportFrom:
+            base = self.absolute(stmt.module, stmt.level)
+            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in stmt.names)
+            text = f"from {'.' * stmt.level}{stmt.module or ''} import {names}"
+            self.module_deps.append((DEPENDS_ON, f"symbol:{base}"))
+        else:
+            base = stmt.names[0].name
+            text = "import " + ", ".join(
+                a.name + (f" as {a.asname}" if a.asname else "") for a in stmt.names
+            )
+            self.module_deps.extend((DEPENDS_ON, f"symbol:{t}") for t in targets)
+        text = truncate(text, 200)
+        return self.factory.make(
+            T_IMPORT,
+            text,
+            f"import.{base}",
+            stmt.lineno,
+            stmt.end_lineno or stmt.lineno,
+            parent,
+            renderings={
+                DEPTH_NAME: text,
+                DEPTH_FULL: self.source(stmt.lineno, stmt.end_lineno or stmt.lineno),
+            },
+            properties={"kind": "import", "module": base},
+            edges=[(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)],
+        )
+
+    def assignment(self, stmt: ast.stmt, parent: UKONode, prefix: str) -> list[_Member]:
+        is_annotated = type(stmt) is ast.AnnAssign
+        targets = [stmt.target] if is_annotated else stmt.targets  # type: ignore[attr-defined]
+        names: list[str] = []
+        for target in targets:
+            if type(target) is ast.Name:
+                names.append(target.id)
+            elif type(target) is ast.Tuple:
+                names.extend(e.id for e in target.elts if type(e) is ast.Name)
+        return [self.attribute(name, stmt, parent, prefix) for name in names]
+
+    def attribute(self, name: str, stmt: ast.stmt, parent: UKONode, prefix: str) -> _Member:
+        end = stmt.end_lineno or stmt.lineno
+        line = self.head_line(stmt)
+        brief = line if end == stmt.lineno else line + " ..."
+        in_class = bool(prefix) and prefix[:-1] in self.classes
+        properties = {
+            "kind": "attribute" if in_class else "variable",
+            "signature": brief,
+            "fqname": self.fqname(prefix + name),
+        }
+        if type(stmt) is ast.AnnAssign:
+            properties["annotation"] = self.segment(stmt.annotation)  # type: ignore[attr-defined]
+        node = self.factory.make(
+            T_ATTRIBUTE if in_class else T_VARIABLE,
+            name,
+            prefix + name,
+            stmt.lineno,
+            end,
+            parent,
+            renderings={
+                DEPTH_NAME: prefix + name,
+                DEPTH_SIGNATURES: brief,
+                DEPTH_FULL: self.source(stmt.lineno, end),
+            },
+            properties=properties,
+        )
+        return _Member(node, "attribute", brief, brief)
+
+    # -- classes ---------------------------------------------------------------------------
+
+    def klass(self, cls: ast.ClassDef, parent: UKONode, prefix: str) -> _Member:
+        qualname = prefix + cls.name
+        start = cls.decorator_list[0].lineno if cls.decorator_list else cls.lineno
+        end = cls.end_lineno or cls.lineno
+        decorators = [f"@{self.segment(d)}" for d in cls.decorator_list]
+        bases = [self.segment(b) for b in cls.bases]
+        arguments = bases + [
+            f"{k.arg}={self.segment(k.value)}" if k.arg else f"**{self.segment(k.value)}"
+            for k in cls.keywords
+        ]
+        type_params = getattr(cls, "type_params", None)
+        generic = f"[{', '.join(self.segment(t) for t in type_params)}]" if type_params else ""
+        signature = f"class {cls.name}{generic}" + (
+            f"({', '.join(arguments)})" if arguments else ""
+        )
+        doc = ast.get_docstring(cls, clean=True) or ""
+        base_names = [_dotted(b.value if type(b) is ast.Subscript else b) for b in cls.bases]
+        metaclass = [_dotted(k.value) for k in cls.keywords if k.arg == "metaclass"]
+        is_interface = any(b in _INTERFACE_BASES for b in base_names if b) or any(
+            m and m.rsplit(".", 1)[-1] == "ABCMeta" for m in metaclass
+        )
+        is_enum = any(b and b.rsplit(".", 1)[-1] in _ENUM_BASES for b in base_names)
+        uko_type = T_PROTOCOL if is_interface else T_ENUM if is_enum else T_CLASS
+        properties = {"kind": "class", "signature": signature, "fqname": self.fqname(qualname)}
+        if doc:
+            properties["docstring"] = doc
+        if decorators:
+            properties["decorators"] = "\n".join(decorators)
+        if bases:
+            properties["bases"] = ", ".join(bases)
+        node = self.factory.make(
+            uko_type,
+            cls.name,
+            qualname,
+            start,
+            end,
+            parent,
+            properties=properties,
+        )
+        for dotted in base_names:
+            if dotted and dotted != "object":
+                self.refer(node, dotted, _INHERITANCE, plain_unknown=True)
+        for dotted in metaclass:
+            if dotted:
+                self.refer(node, dotted, _METACLASS, plain_unknown=True)
+        self.decorators(node, cls.decorator_list)
+        scope = _Scope(node)
+        self.classes[node.qualname] = scope
+        members, _ = self.body(cls.body, node, scope, node.qualname + ".")
+        members = [*scope.instance, *members]
+        header = "\n".join([*decorators, signature + ":"])
+        summary = f'    """{first_line(doc)}"""' if doc else ""
+        briefs = [_indent(m.brief) for m in members]
+        brief = (
+            "\n".join([header, *([summary] if summary else []), *briefs])
+            if (summary or briefs)
+            else header + " ..."
+        )
+        stubs = [_indent(m.stub) for m in members]
+        outline_parts = [header]
+        if doc:
+            outline_parts.append(_docstring_block(doc, "    "))
+        outline_parts.extend(stubs)
+        if len(outline_parts) == 1:
+            outline_parts.append("    ...")
+        outline = "\n".join(outline_parts)
+        listing = signature
+        if members:
+            listing += ": " + ", ".join(m.node.name for m in members)
+        node.renderings = {
+            DEPTH_NAME: node.qualname,
+            DEPTH_MEMBERS: listing,
+            DEPTH_SIGNATURES: brief,
+            DEPTH_OUTLINE: outline,
+            DEPTH_FULL: self.source(start, end),
+        }
+        return _Member(node, "class", brief, outline)
+
+    def refer(
+        self, node: UKONode, dotted: str, predicates: tuple[str, ...], *, plain_unknown: bool
+    ) -> None:
+        self.references.append(_Reference(node, dotted, predicates, plain_unknown))
+
+    def decorators(self, node: UKONode, decorators: list[ast.expr]) -> None:
+        """Dependencies on the decorators applied (``@hookimpl`` -> ``cleveragents.hookimpl``)."""
+        for decorator in decorators:
+            target_expr = decorator.func if type(decorator) is ast.Call else decorator
+            dotted = _dotted(target_expr)  # type: ignore[arg-type]
+            if dotted and dotted not in _PLAIN_DECORATORS:
+                self.refer(node, dotted, _DECORATION, plain_unknown=False)
+
+    # -- functions -------------------------------------------------------------------------
+
+    def signature(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[str, list[dict[str, str]]]:
+        args = fn.args
+        parts: list[str] = []
+        params: list[dict[str, str]] = []
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+        defaults.extend(args.defaults)
+        kinds = ["positional-only"] * len(args.posonlyargs) + ["positional"] * len(args.args)
+        for index, arg in enumerate(positional):
+            parts.append(self.parameter(arg, defaults[index], "", kinds[index], params))
+            if index == len(args.posonlyargs) - 1:
+                parts.append("/")
+        if args.vararg is not None:
+            parts.append(self.parameter(args.vararg, None, "*", "var-positional", params))
+        elif args.kwonlyargs:
+            parts.append("*")
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+            parts.append(self.parameter(arg, default, "", "keyword-only", params))
+        if args.kwarg is not None:
+            parts.append(self.parameter(args.kwarg, None, "**", "var-keyword", params))
+        returns = f" -> {self.segment(fn.returns)}" if fn.returns is not None else ""
+        keyword = "async def" if type(fn) is ast.AsyncFunctionDef else "def"
+        return f"{keyword} {fn.name}({', '.join(parts)}){returns}", params
+
+    def parameter(
+        self,
+        arg: ast.arg,
+        default: ast.expr | None,
+        star: str,
+        kind: str,
+        params: list[dict[str, str]],
+    ) -> str:
+        entry = {"name": arg.arg, "kind": kind}
+        text = star + arg.arg
+        if arg.annotation is not None:
+            annotation = self.segment(arg.annotation)
+            entry["annotation"] = annotation
+            text += f": {annotation}"
+        if default is not None:
+            value = self.segment(default, 60)
+            entry["default"] = value
+            text += f" = {value}" if arg.annotation is not None else f"={value}"
+        params.append(entry)
+        return text
+
+    def function(
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        parent: UKONode,
+        prefix: str,
+        class_qual: str | None,
+    ) -> _Member:
+        qualname = prefix + fn.name
+        start = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+        end = fn.end_lineno or fn.lineno
+        decorators = [f"@{self.segment(d)}" for d in fn.decorator_list]
+        signature, params = self.signature(fn)
+        doc = ast.get_docstring(fn, clean=True) or ""
+        is_test = (
+            fn.name.startswith("test")
+            and self.is_test_file
+            and (class_qual is None or class_qual.rsplit(".", 1)[-1].startswith("Test"))
+        )
+        is_async = type(fn) is ast.AsyncFunctionDef
+        if is_test:
+            uko_type, kind = T_TEST, "test"
+        elif class_qual is not None:
+            uko_type, kind = T_METHOD, "method"
+            plain = {d[1:] for d in decorators}
+            for special in ("property", "staticmethod", "classmethod"):
+                if special in plain:
+                    kind = special
+            if (
+                kind == "property"
+                or "functools.cached_property" in plain
+                or ("cached_property" in plain)
+            ):
+                uko_type = T_PROPERTY
+        else:
+            uko_type = T_ASYNC_FUNCTION if is_async else T_FUNCTION
+            kind = "function"
+        properties = {
+            "kind": kind,
+            "signature": signature,
+            "parameters": _JSON.encode(params),
+            "fqname": self.fqname(qualname),
+            "visibility": _visibility(fn.name),
+        }
+        if fn.returns is not None:
+            properties["return_type"] = self.segment(fn.returns)
+        if doc:
+            properties["docstring"] = doc
+        if decorators:
+            properties["decorators"] = "\n".join(decorators)
+        if is_async:
+            properties["is_async"] = "true"
+        node = self.factory.make(
+            uko_type, fn.name, qualname, start, end, parent, properties=properties
+        )
+        self.decorators(node, fn.decorator_list)
+        self.annotations(node, fn)
+        header = "\n".join([*decorators, signature + ":"])
+        brief = header + " ..."
+        stub = header + "\n" + (_docstring_block(doc, "    ") if doc else "    ...")
+        full = self.source(start, end)
+        if end - start < _SHORT_FUNCTION:
+            outline = full  # an outline of a few lines is the source itself
+        else:
+            flow: list[str] = []
+            self.flow(fn.body, "    ", flow)
+            outline_parts = [header]
+            if doc:
+                outline_parts.append(_docstring_block(doc, "    "))
+            outline_parts.extend(flow or ["    ..."])
+            outline = "\n".join(outline_parts)
+        node.renderings = {
+            DEPTH_NAME: node.qualname,
+            DEPTH_SIGNATURES: header + (f'\n    """{first_line(doc)}"""' if doc else " ..."),
+            DEPTH_OUTLINE: outline,
+            DEPTH_FULL: full,
+        }
+        self.scan(fn, node, class_qual, is_test)
+        return _Member(node, "function", brief, stub)
+
+    def annotations(self, node: UKONode, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Weak references to the local or imported types a signature mentions."""
+        args = fn.args
+        stack: list[object] = [
+            a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+        ]
+        stack.extend(a.annotation for a in (args.vararg, args.kwarg) if a is not None)
+        stack.append(fn.returns)
+        found: set[str] = set()
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is ast.Name:
+                found.add(item.id)  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                dotted = _dotted(item)  # type: ignore[arg-type]
+                if dotted is not None:
+                    found.add(dotted)
+            elif kind is ast.Subscript:
+                stack.append(item.value)  # type: ignore[attr-defined]
+                stack.append(item.slice)  # type: ignore[attr-defined]
+            elif kind is ast.BinOp:
+                stack.append(item.left)  # type: ignore[attr-defined]
+                stack.append(item.right)  # type: ignore[attr-defined]
+            elif kind is ast.Tuple or kind is ast.List:
+                stack.extend(item.elts)  # type: ignore[attr-defined]
+            elif kind is ast.Constant and type(item.value) is str:  # type: ignore[attr-defined]
+                text = item.value.strip()  # type: ignore[attr-defined]
+                if text.replace(".", "").isidentifier():
+                    found.add(text)
+        for dotted in found:
+            if dotted not in _BUILTINS:
+                self.references.append(_Reference(node, dotted, _REFERENCE_ONLY, False))
+
+    def scan(
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        node: UKONode,
+        class_qual: str | None,
+        is_test: bool,
+    ) -> None:
+        """One walk of a function body: calls, nested definitions, local imports, ``self.x``."""
+        calls: list[tuple[int, int, str]] = []
+        nested: list[ast.AST] = []
+        local_imports: dict[str, str] = {}
+        instance_attrs: list[tuple[str, ast.stmt]] = []
+        collect_self = class_qual is not None and fn.name == "__init__" and bool(fn.args.args)
+        self_name = fn.args.args[0].arg if collect_self else ""
+        stack: list[object] = list(fn.body)
+        pop, push, append = stack.pop, stack.extend, stack.append
+        call_type, scopes, skip = ast.Call, _SCOPES, _NO_CALLS_INSIDE
+        name_type, store, list_type = ast.Name, ast.Store, list
+        attribute_type, keyword_type = ast.Attribute, ast.keyword
+        fields_of = _FIELDS
+        local_names: set[str] = set()
+        while stack:
+            item = pop()
+            kind = type(item)
+            if kind in skip:
+                continue
+            if kind is list_type:
+                push(item)  # type: ignore[arg-type]
+                continue
+            if kind is name_type:
+                if type(item.ctx) is store:  # type: ignore[attr-defined]
+                    local_names.add(item.id)  # type: ignore[attr-defined]
+                continue
+            if kind is attribute_type:
+                append(item.value)  # type: ignore[attr-defined]
+                continue
+            if kind is call_type:
+                func = item.func  # type: ignore[attr-defined]
+                if type(func) is name_type:
+                    calls.append((item.lineno, item.col_offset, func.id))  # type: ignore[attr-defined]
+                else:
+                    dotted = _dotted(func) if type(func) is attribute_type else None
+                    if dotted is None:
+                        append(func)
+                    else:
+                        calls.append((item.lineno, item.col_offset, dotted))  # type: ignore[attr-defined]
+                push(item.args)  # type: ignore[attr-defined]
+                push(item.keywords)  # type: ignore[attr-defined]
+                continue
+            if kind is keyword_type:
+                append(item.value)  # type: ignore[attr-defined]
+                continue
+            if kind in scopes:
+                nested.append(item)  # type: ignore[arg-type]
+                continue
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.record_import(item, local_imports)  # type: ignore[arg-type]
+                continue
+            elif collect_self and (kind is ast.Assign or kind is ast.AnnAssign):
+                targets = item.targets if kind is ast.Assign else [item.target]  # type: ignore[attr-defined]
+                for target in targets:
+                    if (
+                        type(target) is ast.Attribute
+                        and type(target.value) is ast.Name
+                        and target.value.id == self_name
+                    ):
+                        instance_attrs.append((target.attr, item))  # type: ignore[arg-type]
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = fields_of[kind] = getattr(kind, "_fields", ())
+            for name in fields:
+                append(getattr(item, name, None))
+        args = fn.args
+        local_names.update(
+            a.arg
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            if a is not None
+        )
+        params = frozenset(local_names)
+        self.pending.append(_Pending(node, calls, class_qual, params, local_imports, is_test))
+        if instance_attrs and class_qual is not None:
+            self.instance_attributes(class_qual, instance_attrs)
+        nested.sort(key=lambda n: n.lineno)  # type: ignore[attr-defined]
+        for inner in nested:
+            if type(inner) is ast.ClassDef:
+                self.klass(inner, node, node.qualname + ".")  # type: ignore[arg-type]
+            else:
+                self.function(inner, node, node.qualname + ".", None)  # type: ignore[arg-type]
+
+    def instance_attributes(self, class_qual: str, found: list[tuple[str, ast.stmt]]) -> None:
+        scope = self.classes[class_qual]
+        for name, stmt in found:
+            if name in scope.members:
+                continue
+            member = self.attribute(name, stmt, scope.node, class_qual + ".")
+            member.node.properties["kind"] = "instance-attribute"
+            scope.members[name] = member.node
+            scope.instance.append(member)
+
+    def flow(self, body: list[ast.stmt], pad: str, out: list[str]) -> None:
+        """Control-flow outline: branch and loop headers, returns and raises."""
+        for stmt in body:
+            if len(out) >= _OUTLINE_LINES:
+                if out[-1] != pad + "...":
+                    out.append(pad + "...")
+                return
+            kind = type(stmt)
+            if kind is ast.If:
+                out.append(pad + self.head_line(stmt))
+                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
+                orelse = stmt.orelse  # type: ignore[attr-defined]
+                while orelse:
+                    first = orelse[0]
+                    if (
+                        len(orelse) == 1
+                        and type(first) is ast.If
+                        and self.lines[first.lineno - 1].lstrip().startswith("elif")
+                    ):
+                        out.append(pad + self.head_line(first))
+                        self.block(first.body, pad, out)
+                        orelse = first.orelse
+                    else:
+                        out.append(pad + "else:")
+                        self.block(orelse, pad, out)
+                        break
+            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                out.append(pad + self.head_line(stmt))
+                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
+                if stmt.orelse:  # type: ignore[attr-defined]
+                    out.append(pad + "else:")
+                    self.block(stmt.orelse, pad, out)  # type: ignore[attr-defined]
+            elif kind in (ast.With, ast.AsyncWith):
+                out.append(pad + self.head_line(stmt))
+                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
+            elif kind in _TRY_TYPES:
+                out.append(pad + "try:")
+                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    out.append(pad + self.head_line(handler))
+                    self.block(handler.body, pad, out)
+                if stmt.orelse:  # type: ignore[attr-defined]
+                    out.append(pad + "else:")
+                    self.block(stmt.orelse, pad, out)  # type: ignore[attr-defined]
+                if stmt.finalbody:  # type: ignore[attr-defined]
+                    out.append(pad + "finally:")
+                    self.block(stmt.finalbody, pad, out)  # type: ignore[attr-defined]
+            elif kind is ast.Match:
+                out.append(pad + self.head_line(stmt))
+                for case in stmt.cases:  # type: ignore[attr-defined]
+                    out.append(pad + "    " + self.head_line(case.pattern))
+                    self.block(case.body, pad + "    ", out)
+            elif kind in _EXITS or (kind is ast.Expr and type(stmt.value) in _YIELDS):  # type: ignore[attr-defined]
+                more = " ..." if (stmt.end_lineno or stmt.lineno) > stmt.lineno else ""
+                out.append(pad + self.head_line(stmt) + more)
+            elif kind in _SCOPES:
+                out.append(pad + self.head_line(stmt) + " ...")
+
+    def block(self, body: list[ast.stmt], pad: str, out: list[str]) -> None:
+        before = len(out)
+        self.flow(body, pad + "    ", out)
+        if len(out) == before:
+            out.append(pad + "    ...")
+
+    # -- calls, once every local name is known ------------------------------------------
+
+    def finish_calls(self) -> None:
+        for reference in self.references:
+            target = self.resolve(reference.dotted, None, plain_unknown=reference.plain_unknown)
+            if target is None or target == reference.node.uri:
+                continue
+            if reference.predicates is not _INHERITANCE and target.startswith(_TYPING_SYMBOLS):
+                continue
+            reference.node.edges.extend((p, target) for p in reference.predicates)
+        for pending in self.pending:
+            edges = pending.node.edges
+            targets = []
+            pending.calls.sort()
+            for _, _, dotted in pending.calls:
+                target = self.resolve(
+                    dotted, pending.class_qual, pending.params, pending.local_imports
+                )
+                if target is not None and target != pending.node.uri:
+                    targets.append(target)
+            targets = list(dict.fromkeys(targets))
+            edges.extend((DEPENDS_ON, t) for t in targets)
+            if pending.is_test:
+                edges.extend((TESTS_CALLABLE, t) for t in targets)
+            edges.extend((DEPENDS_ON, f"symbol:{t}") for t in pending.local_imports.values())
+            pending.node.edges = dedupe(edges)
+
+
+def _visibility(name: str) -> str:
+    if name.startswith("__") and name.endswith("__"):
+        return "public"
+    return "private" if name.startswith("_") else "public"
+
+
+def _bytes_slice(line: str, start: int, end: int | None) -> str:
+    return line.encode("utf-8")[start:end].decode("utf-8", errors="replace")
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists inside an ``if``/``try``/``with`` at module or class level."""
+    kind = type(stmt)
+    if kind is ast.If:
+        return [stmt.body, stmt.orelse]  # type: ignore[attr-defined]
+    if kind in (ast.With, ast.AsyncWith):
+        return [stmt.body]  # type: ignore[attr-defined]
+    return [
+        stmt.body,  # type: ignore[attr-defined]
+        *(h.body for h in stmt.handlers),  # type: ignore[attr-defined]
+        stmt.orelse,  # type: ignore[attr-defined]
+        stmt.finalbody,  # type: ignore[attr-defined]
+    ]
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return prefix + text.replace("\n", "\n" + prefix)
+
+
+def _docstring_block(doc: str, pad: str) -> str:
+    text = doc.replace('"""', '\\"\\"\\"')
+    if "\n" not in text:
+        return f'{pad}"""{text}"""'
+    body = "\n".join(pad + line if line else "" for line in text.split("\n"))
+    return f'{pad}"""{body[len(pad) :]}\n{pad}"""'
+
+
+class PythonAnalyzer:
+    """Python modules, classes, functions, attributes, imports, calls and tests (``ast``)."""
+
+    name = "python"
+    languages: tuple[str, ...] = ("python",)
+    specificity = 100
+    suffixes = frozenset({".py", ".pyi", ".pyw"})
+
+    def supports(self, path: Path, head: bytes) -> bool:
+        """``.py``/``.pyi``/``.pyw`` files, and scripts whose ``#!`` line names python."""
+        if path.suffix.lower() in self.suffixes:
+            return True
+        if not path.suffix and head.startswith(b"#!"):
+            return b"python" in head.split(b"\n", 1)[0]
+        return False
+
+    def analyze(
+        self, path: Path, content: str, *, resource_id: str, relative_path: str
+    ) -> AnalysisResult:
+        """Nodes for one Python file; a syntax error yields a line-based best effort."""
+        if content.startswith("\ufeff"):
+            content = content[1:]
+        try:
+            tree = ast.parse(content, filename=relative_path)
+        except SyntaxError as exc:
+            where = f"{relative_path}:{exc.lineno or 0}:{exc.offset or 0}"
+            return _fallback(
+                path, content, resource_id, relative_path, f"{where}: SyntaxError: {exc.msg}"
+            )
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return _fallback(
+                path,
+                content,
+                resource_id,
+                relative_path,
+                f"{relative_path}: cannot parse: {type(exc).__name__}: {exc}",
+            )
+        builder = _ModuleBuilder(path, content, resource_id, relative_path)
+        try:
+            return AnalysisResult(nodes=builder.build(tree))
+        except RecursionError as exc:
+            return _fallback(
+                path,
+                content,
+                resource_id,
+                relative_path,
+                f"{relative_path}: too deeply nested to analyze: {exc}",
+            )
+
+
+def _fallback(
+    path: Path | None, content: str, resource_id: str, relative: str, error: str
+) -> AnalysisResult:
+    """A module node with the full source plus ``def``/``class`` lines found by indentation."""
+    lines = split_lines(content)
+    factory = NodeFactory(resource_id, relative, "python")
+    module = factory.make(
+        T_MODULE,
+        module_name_for(path, relative) or relative,
+        "",
+        1,
+        max(1, len(lines)),
+        None,
+        properties={"kind": "module", "parse_error": error},
+    )
+    stack: list[tuple[int, UKONode, bool]] = []  # (indent, node, is_class)
+    found: list[UKONode] = []
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        width = len(line) - len(line.lstrip())
+        while stack and width <= stack[-1][0]:
+            _close(stack.pop()[1], lines, number)
+        match = _DEF_LINE.match(line)
+        if match is None:
+            continue
+        is_class = match.group(2) == "class"
+        parent_node = stack[-1][1] if stack else module
+        in_class = bool(stack) and stack[-1][2]
+        prefix = parent_node.qualname + "." if parent_node.qualname else ""
+        uko_type = T_CLASS if is_class else (T_METHOD if in_class else T_FUNCTION)
+        node = factory.make(
+            uko_type,
+            match.group(3),
+            prefix + match.group(3),
+            number,
+            len(lines),
+            parent_node,
+            properties={"kind": "class" if is_class else "function", "signature": stripped},
+        )
+        node.renderings = {DEPTH_NAME: node.qualname, DEPTH_SIGNATURES: truncate(stripped, 200)}
+        found.append(node)
+        stack.append((width, node, is_class))
+    while stack:
+        _close(stack.pop()[1], lines, len(lines) + 1)
+    for node in found:
+        node.renderings[DEPTH_FULL] = "\n".join(lines[node.start_line - 1 : node.end_line])
+    module.renderings = {
+        DEPTH_NAME: relative,
+        DEPTH_MEMBERS: "\n".join([f"# {relative}", *(n.qualname for n in found)]),
+        DEPTH_SIGNATURES: "\n".join(
+            [f"# {relative}", *(n.renderings[DEPTH_SIGNATURES] for n in found)]
+        ),
+        DEPTH_FULL: content,
+    }
+    return AnalysisResult(nodes=factory.nodes, errors=[error])
+
+
+def _close(node: UKONode, lines: list[str], next_line: int) -> None:
+    """End ``node`` before ``next_line``, dropping trailing blank lines."""
+    end = next_line - 1
+    while end > node.start_line and not lines[end - 1].strip():
+        end -= 1
+    node.end_line = max(node.start_line, end)

@@ -1,0 +1,928 @@
+"""TypeScript, JavaScript, Go, Rust and Java to UKO nodes with tree-sitter.
+
+Grammars come from the per-language wheels (``tree-sitter-typescript``,
+``-javascript``, ``-go``, ``-rust``, ``-java``); nothing is downloaded. A
+grammar and its parser are built on first use and cached per process (parsers
+per thread, as tree-sitter parsers are not thread-safe). One engine reads the
+declaration tables of :mod:`._treesitter_languages`: modules, classes,
+interfaces, structs, enums, traits, impls and namespaces with their members,
+functions and methods with signatures (the text up to the body) and doc
+comments (JSDoc and Javadoc ``/** */``, Go ``//`` runs, Rust ``///``),
+imports, inheritance and the calls each callable makes.
+
+tree-sitter recovers from syntax errors, so a broken file is still indexed;
+the first error position goes to ``AnalysisResult.errors``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_MEMBERS,
+    DEPTH_NAME,
+    DEPTH_OUTLINE,
+    DEPTH_SIGNATURES,
+    AnalysisResult,
+    UKONode,
+)
+
+from cleveragents_acms.analyzers._common import NodeFactory, collapse, dedupe, truncate
+from cleveragents_acms.analyzers._treesitter_languages import (
+    LANGUAGES,
+    Declaration,
+    LanguageSpec,
+)
+
+__all__ = [
+    "GoAnalyzer",
+    "JavaAnalyzer",
+    "JavaScriptAnalyzer",
+    "RustAnalyzer",
+    "TreeSitterAnalyzer",
+    "TypeScriptAnalyzer",
+    "grammar",
+]
+
+Node = Any  # tree_sitter.Node
+
+DEPENDS_ON = "uko:dependsOn"
+INHERITS_FROM = "uko-oo:inheritsFrom"
+IMPLEMENTS = "uko-oo:implements"
+IMPLEMENTS_TRAIT = "uko-rs:implementsTrait"
+IMPL_FOR = "uko-rs:implFor"
+
+_SHORT = 10
+_GENERIC_ARGS = re.compile(r"<[^<>]*>")
+_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+_JS_SUFFIXES = frozenset({"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"})
+_LOCK = threading.Lock()
+_PARSERS = threading.local()
+
+
+@cache
+def grammar(name: str) -> Any:
+    """The :class:`tree_sitter.Language` for ``typescript``, ``tsx``, ``javascript`` … (cached)."""
+    import tree_sitter
+
+    if name in ("typescript", "tsx"):
+        import tree_sitter_typescript as module
+
+        pointer = module.language_tsx() if name == "tsx" else module.language_typescript()
+    elif name == "javascript":
+        import tree_sitter_javascript as module
+
+        pointer = module.language()
+    elif name == "go":
+        import tree_sitter_go as module
+
+        pointer = module.language()
+    elif name == "rust":
+        import tree_sitter_rust as module
+
+        pointer = module.language()
+    elif name == "java":
+        import tree_sitter_java as module
+
+        pointer = module.language()
+    else:
+        raise ValueError(f"no tree-sitter grammar for {name!r}")
+    return tree_sitter.Language(pointer)
+
+
+def _parser(name: str) -> Any:
+    parsers = getattr(_PARSERS, "by_grammar", None)
+    if parsers is None:
+        parsers = _PARSERS.by_grammar = {}
+    parser = parsers.get(name)
+    if parser is None:
+        import tree_sitter
+
+        with _LOCK:
+            language = grammar(name)
+        parser = parsers[name] = tree_sitter.Parser(language)
+    return parser
+
+
+@cache
+def _call_query(name: str, spec_name: str) -> Any:
+    import tree_sitter
+
+    spec = LANGUAGES[spec_name]
+    patterns = " ".join(f"({kind} {field}: (_) @callee)" for kind, field in spec.calls)
+    return tree_sitter.Query(grammar(name), patterns)
+
+
+@dataclass(slots=True)
+class _Member:
+    node: UKONode
+    brief: str
+    stub: str
+
+
+@dataclass(slots=True)
+class _Callable:
+    start: int
+    end: int
+    node: UKONode
+    owner: str  # qualname of the enclosing type, "" at module level
+
+
+class _FileBuilder:
+    def __init__(
+        self, spec: LanguageSpec, grammar_name: str, content: str, resource_id: str, relative: str
+    ) -> None:
+        self.spec = spec
+        self.grammar_name = grammar_name
+        self.content = content
+        self.src = content.encode("utf-8", errors="surrogatepass")
+        self.lines = [line.rstrip("\r") for line in content.split("\n")]
+        self.relative = relative
+        self.factory = NodeFactory(resource_id, relative, spec.name)
+        stem = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else relative
+        self.module_prefix = stem.replace("/", ".")
+        self.bindings: dict[str, str] = {}
+        self.by_qualname: dict[str, UKONode] = {}
+        self.callables: list[_Callable] = []
+        self.go_types: set[str] = set()
+        self.module_edges: list[tuple[str, str]] = []
+        self.imports: list[UKONode] = []
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def text(self, node: Node | None) -> str:
+        if node is None:
+            return ""
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+    def source(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start - 1 : end])
+
+    @staticmethod
+    def rows(node: Node) -> tuple[int, int]:
+        start, end = node.start_point[0] + 1, node.end_point[0] + 1
+        if node.end_point[1] == 0 and end > start:
+            end -= 1
+        return start, end
+
+    def signature(self, outer: Node, body: Node | None) -> str:
+        end = body.start_byte if body is not None else outer.end_byte
+        text = self.src[outer.start_byte : end].decode("utf-8", errors="replace")
+        text = collapse(text).rstrip("{ ;").rstrip()
+        return truncate(text, 300)
+
+    def doc(self, comments: list[Node], anchor: Node) -> str:
+        """The doc comment right above ``anchor`` (a contiguous run of comment nodes)."""
+        run: list[Node] = []
+        row = anchor.start_point[0]
+        for comment in reversed(comments):
+            if comment.end_point[0] < row - 1:
+                break
+            run.insert(0, comment)
+            row = comment.start_point[0]
+        texts = [self.text(c) for c in run]
+        prefixes = self.spec.doc_prefixes
+        if self.spec.name == "rust":
+            texts = [t for t in texts if t.startswith(("///", "/**")) and not t.startswith("////")]
+        elif not texts or not texts[-1].startswith(prefixes):
+            return ""
+        if prefixes == ("/**",):
+            texts = texts[-1:]
+        return _clean_comment(texts)
+
+    # -- the file ------------------------------------------------------------------------------
+
+    def build(self, tree: Any) -> tuple[list[UKONode], list[str]]:
+        root = tree.root_node
+        last = len(self.lines) - (1 if self.lines and self.lines[-1] == "" else 0)
+        module_type = self.spec.module_type
+        if self.spec.name == "rust" and self.relative.rsplit("/", 1)[-1] in ("lib.rs", "main.rs"):
+            module_type = "uko-rs:Crate"
+        module = self.factory.make(
+            module_type, self.relative, "", 1, max(1, last), None,
+            properties={"kind": "module", "module": self.module_prefix},
+        )  # fmt: skip
+        package = next(
+            (c for c in root.named_children if c.type in ("package_clause", "package_declaration")),
+            None,
+        )
+        if package is not None:
+            package_name = self.text(package.named_children[0]) if package.named_children else ""
+            module.properties["package"] = package_name
+            if self.spec.name == "java" and package_name:
+                self.module_prefix = package_name
+        if self.spec.name == "go":
+            self.go_types = {
+                self.text(spec.child_by_field_name("name"))
+                for decl in root.named_children
+                if decl.type == "type_declaration"
+                for spec in decl.named_children
+                if spec.type in ("type_spec", "type_alias")
+            }
+        module_doc = self.module_doc(root)
+        if module_doc:
+            module.properties["docstring"] = module_doc
+        members = self.members(root.named_children, module, "", None)
+        self.resolve_calls(root)
+        module.edges.extend(dedupe(self.module_edges))
+        self.render_module(module, module_doc, members)
+        errors = [] if not root.has_error else [self.first_error(root)]
+        return self.factory.nodes, errors
+
+    def module_doc(self, root: Node) -> str:
+        children = root.named_children
+        if not children or children[0].type not in self.spec.comment_types:
+            return ""
+        first = self.text(children[0])
+        if self.spec.name == "rust":
+            run = [self.text(c) for c in children[:50] if self.text(c).startswith("//!")]
+            return _clean_comment(run)
+        if self.spec.name == "go":
+            package = next((c for c in children if c.type == "package_clause"), None)
+            if package is not None:
+                return self.doc([c for c in children if c.end_byte <= package.start_byte], package)
+        return _clean_comment([first]) if first.startswith("/**") and len(children) > 1 else ""
+
+    def first_error(self, root: Node) -> str:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.is_error or node.is_missing:
+                row, column = node.start_point
+                what = f"missing {node.type}" if node.is_missing else "syntax error"
+                return f"{self.relative}:{row + 1}:{column + 1}: {what}"
+            if node.has_error:
+                stack.extend(reversed(node.children))
+        return f"{self.relative}: syntax error"
+
+    def render_module(self, module: UKONode, doc: str, members: list[_Member]) -> None:
+        title = f"// {self.relative}"
+        head = [title]
+        if doc:
+            head.append(self.spec.doc_render.format(doc.split("\n", 1)[0]))
+        listing = [*head, *(f"{m.node.properties.get('kind', '')} {m.node.name}" for m in members)]
+        outline = [title]
+        if doc:
+            outline.append(_render_doc(doc, self.spec))
+        if self.imports:
+            outline.append("\n".join(n.name for n in self.imports))
+        module.renderings = {
+            DEPTH_NAME: self.relative,
+            DEPTH_MEMBERS: "\n".join(listing),
+            DEPTH_SIGNATURES: "\n".join([*head, *(m.brief for m in members)]),
+            DEPTH_OUTLINE: "\n\n".join([*outline, *(m.stub for m in members)]),
+            DEPTH_FULL: self.content,
+        }
+
+    # -- declarations ------------------------------------------------------------------------
+
+    def members(
+        self, children: list[Node], parent: UKONode, prefix: str, owner: Declaration | None
+    ) -> list[_Member]:
+        spec = self.spec
+        out: list[_Member] = []
+        comments: list[Node] = []
+        decorators: list[Node] = []
+        previous_row = -1
+        for child in children:
+            kind = child.type
+            if kind in spec.comment_types:
+                if child.start_point[0] != previous_row:  # not a trailing comment
+                    comments.append(child)
+                continue
+            previous_row = child.end_point[0]
+            if kind in spec.decorator_types:
+                decorators.append(child)
+                continue
+            target = self.unwrap(child) if kind in spec.wrappers else child
+            anchor = decorators[0] if decorators else child
+            doc = self.doc(comments, anchor) if comments else ""
+            if target is not None:
+                out.extend(self.declare(target, child, parent, prefix, owner, doc, decorators))
+            comments, decorators = [], []
+        return out
+
+    def unwrap(self, wrapper: Node) -> Node | None:
+        inner = wrapper.child_by_field_name("declaration")
+        if inner is not None:
+            return inner
+        for child in wrapper.named_children:
+            if child.type in self.spec.declarations or child.type in (
+                "lexical_declaration", "variable_declaration"
+            ):  # fmt: skip
+                return child
+        return None
+
+    def declare(
+        self,
+        node: Node,
+        outer: Node,
+        parent: UKONode,
+        prefix: str,
+        owner: Declaration | None,
+        doc: str,
+        decorators: list[Node],
+    ) -> list[_Member]:
+        spec = self.spec
+        kind = node.type
+        if kind in spec.imports:
+            self.import_node(node, parent)
+            return []
+        if kind in spec.nested_bodies:
+            return self.members(node.named_children, parent, prefix, owner)
+        if kind in ("lexical_declaration", "variable_declaration"):
+            return self.variables(node, outer, parent, prefix, owner, doc)
+        if spec.name == "go" and kind in (
+            "type_declaration",
+            "const_declaration",
+            "var_declaration",
+        ):
+            return self.go_declaration(node, parent, prefix, doc)
+        if spec.name == "rust" and kind == "mod_item" and node.child_by_field_name("body") is None:
+            self.rust_mod(node, parent)
+            return []
+        declaration = spec.declarations.get(kind)
+        if declaration is None:
+            return []
+        if declaration.kind == "function" and owner is not None and owner.kind not in _SCOPES:
+            declaration = Declaration(
+                spec.member_callable.uko_type, spec.member_callable.kind, "callable",
+                declaration.body,
+            )  # fmt: skip
+        if declaration.role == "leaf" and kind in ("field_declaration", "constant_declaration"):
+            return [
+                self.leaf(node, outer, parent, prefix, declaration, doc, name)
+                for name in self.field_names(node)
+            ]
+        name = self.name_of(node)
+        if not name and declaration.kind != "impl":
+            return []
+        if declaration.role == "container":
+            return [self.container(node, outer, parent, prefix, declaration, doc, name, decorators)]
+        if declaration.role == "callable":
+            body = node.child_by_field_name("body") if declaration.body else None
+            return [self.callable(node, outer, body, parent, prefix, declaration, doc, name,
+                                  decorators)]  # fmt: skip
+        return [self.leaf(node, outer, parent, prefix, declaration, doc, name)]
+
+    def name_of(self, node: Node) -> str:
+        name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
+        if name_node is None and node.type == "impl_item":
+            return ""
+        if name_node is None:
+            for child in node.named_children:
+                if child.type in ("identifier", "type_identifier", "property_identifier"):
+                    return self.text(child)
+            return ""
+        return self.text(name_node).strip("\"'")
+
+    def field_names(self, node: Node) -> list[str]:
+        names = [self.text(n) for n in node.children_by_field_name("name")]
+        for declarator in node.children_by_field_name("declarator"):
+            names.append(self.text(declarator.child_by_field_name("name")))
+        if not names and self.spec.name == "go":
+            names = [self.text(node.child_by_field_name("type")).lstrip("*")]
+        return [n for n in names if n]
+
+    def qualify(self, prefix: str, name: str) -> str:
+        return f"{prefix}{name}"
+
+    def make(
+        self,
+        declaration: Declaration,
+        name: str,
+        qualname: str,
+        outer: Node,
+        parent: UKONode,
+        doc: str,
+        signature: str,
+    ) -> UKONode:
+        start, end = self.rows(outer)
+        properties = {"kind": declaration.kind, "signature": signature,
+                      "fqname": f"{self.module_prefix}.{qualname}"}  # fmt: skip
+        if doc:
+            properties["docstring"] = doc
+        node = self.factory.make(
+            declaration.uko_type, name, qualname, start, end, parent, properties=properties
+        )
+        self.by_qualname.setdefault(qualname, node)
+        return node
+
+    def container(
+        self,
+        node: Node,
+        outer: Node,
+        parent: UKONode,
+        prefix: str,
+        declaration: Declaration,
+        doc: str,
+        name: str,
+        decorators: list[Node],
+    ) -> _Member:
+        body = node.child_by_field_name(declaration.body) if declaration.body else None
+        member_prefix = prefix
+        qualname = self.qualify(prefix, name)
+        if declaration.kind == "impl":
+            target = _base_type(self.text(node.child_by_field_name("type")))
+            trait = self.text(node.child_by_field_name("trait"))
+            name = f"impl {trait} for {target}" if trait else f"impl {target}"
+            qualname = f"{prefix}{target}~impl" + (f"~{_base_type(trait)}" if trait else "")
+            member_prefix = f"{prefix}{target}."
+        else:
+            member_prefix = f"{qualname}."
+        if body is None and declaration.kind == "struct":
+            body = node.child_by_field_name("body")
+        outer_for_text = decorators[0] if decorators else outer
+        signature = self.signature(outer, body)
+        uko = self.make(declaration, name, qualname, outer, parent, doc, signature)
+        if decorators:
+            uko.properties["decorators"] = "\n".join(self.text(d) for d in decorators)
+            uko.start_line = self.rows(outer_for_text)[0]
+        uko.edges.extend(self.heritage(node, declaration))
+        children = body.named_children if body is not None else []
+        members = self.members(children, uko, member_prefix, declaration)
+        self.render_container(uko, signature, doc, members, decorators)
+        return _Member(uko, uko.renderings[DEPTH_SIGNATURES], uko.renderings[DEPTH_OUTLINE])
+
+    def heritage(self, node: Node, declaration: Declaration) -> list[tuple[str, str]]:
+        """Base classes and implemented interfaces or traits, as edges."""
+        edges: list[tuple[str, str]] = []
+        found: list[tuple[str, Node]] = []
+        stack = [c for c in node.named_children if c.type in _HERITAGE]
+        while stack:
+            item = stack.pop(0)
+            relation = _HERITAGE.get(item.type, "")
+            for child in item.named_children:
+                if child.type in _HERITAGE:
+                    stack.append(child)
+                elif child.type in ("type_list",):
+                    found.extend((relation, c) for c in child.named_children)
+                else:
+                    found.append((relation, child))
+        if declaration.kind == "impl":
+            trait = node.child_by_field_name("trait")
+            if trait is not None:
+                found.append((IMPLEMENTS_TRAIT, trait))
+            implemented = node.child_by_field_name("type")
+            if implemented is not None:
+                found.append((IMPL_FOR, implemented))
+        for relation, type_node in found:
+            base = _base_type(self.text(type_node))
+            target = self.resolve(base, "", keep_unknown=True) if base else None
+            if target is not None:
+                edges.append((relation, target))
+                edges.append((DEPENDS_ON, target))
+        return dedupe(edges)
+
+    def render_container(
+        self, uko: UKONode, signature: str, doc: str, members: list[_Member], decorators: list[Node]
+    ) -> None:
+        head = [self.text(d) for d in decorators]
+        if doc:
+            head.insert(0, self.spec.doc_render.format(doc.split("\n", 1)[0]))
+        if not members and uko.end_line - uko.start_line < _SHORT:
+            # An enum or empty type: its few lines say more than "{ }".
+            whole = self.source(uko.start_line, uko.end_line)
+            uko.renderings = {
+                DEPTH_NAME: uko.qualname,
+                DEPTH_MEMBERS: signature,
+                DEPTH_SIGNATURES: whole,
+                DEPTH_OUTLINE: whole,
+                DEPTH_FULL: whole,
+            }
+            return
+        brief = "\n".join([*head, signature + " {", *(_indent(m.brief) for m in members), "}"])
+        outline_head = [_render_doc(doc, self.spec)] if doc else []
+        outline_head.extend(self.text(d) for d in decorators)
+        outline = "\n".join(
+            [*outline_head, signature + " {", *(_indent(m.stub) for m in members), "}"]
+        )
+        names = ", ".join(m.node.name for m in members)
+        uko.renderings = {
+            DEPTH_NAME: uko.qualname,
+            DEPTH_MEMBERS: f"{signature}: {names}" if names else signature,
+            DEPTH_SIGNATURES: brief,
+            DEPTH_OUTLINE: outline,
+            DEPTH_FULL: self.source(uko.start_line, uko.end_line),
+        }
+
+    def callable(
+        self,
+        node: Node,
+        outer: Node,
+        body: Node | None,
+        parent: UKONode,
+        prefix: str,
+        declaration: Declaration,
+        doc: str,
+        name: str,
+        decorators: list[Node],
+    ) -> _Member:
+        qualname = self.qualify(prefix, name)
+        if self.spec.name == "go" and node.type == "method_declaration":
+            receiver = _base_type(self.text(node.child_by_field_name("receiver")).strip("()"))
+            receiver = receiver.split()[-1].lstrip("*") if receiver else ""
+            qualname = f"{receiver}.{name}" if receiver else name
+            if receiver in self.go_types and receiver in self.by_qualname:
+                parent = self.by_qualname[receiver]
+        signature = self.signature(outer, body)
+        uko = self.make(declaration, name, qualname, outer, parent, doc, signature)
+        if decorators:
+            uko.properties["decorators"] = "\n".join(self.text(d) for d in decorators)
+            uko.start_line = self.rows(decorators[0])[0]
+        owner = prefix[:-1] if prefix else ""
+        if self.spec.name == "go" and "." in qualname:
+            owner = qualname.rsplit(".", 1)[0]
+        if body is not None:
+            self.callables.append(_Callable(body.start_byte, body.end_byte, uko, owner))
+        head = [self.text(d) for d in decorators]
+        first_doc = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
+        brief = "\n".join([*first_doc, *head, signature + (" { ... }" if body else "")])
+        stub = "\n".join(
+            [*([_render_doc(doc, self.spec)] if doc else []), *head,
+             signature + (" { ... }" if body else "")]
+        )  # fmt: skip
+        full = self.source(uko.start_line, uko.end_line)
+        uko.renderings = {
+            DEPTH_NAME: uko.qualname,
+            DEPTH_SIGNATURES: brief,
+            DEPTH_OUTLINE: full if uko.end_line - uko.start_line < _SHORT else stub,
+            DEPTH_FULL: full,
+        }
+        return _Member(uko, "\n".join([*head, signature + (" { ... }" if body else "")]), stub)
+
+    def leaf(
+        self,
+        node: Node,
+        outer: Node,
+        parent: UKONode,
+        prefix: str,
+        declaration: Declaration,
+        doc: str,
+        name: str,
+    ) -> _Member:
+        qualname = self.qualify(prefix, name)
+        signature = truncate(collapse(self.text(outer)).rstrip(";,"), 300)
+        uko = self.make(declaration, name, qualname, outer, parent, doc, signature)
+        first_doc = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
+        uko.renderings = {
+            DEPTH_NAME: uko.qualname,
+            DEPTH_SIGNATURES: "\n".join([*first_doc, signature]),
+            DEPTH_FULL: self.source(uko.start_line, uko.end_line),
+        }
+        return _Member(uko, signature, "\n".join([*first_doc, signature]))
+
+    # -- language-specific shapes ------------------------------------------------------------
+
+    def variables(
+        self,
+        node: Node,
+        outer: Node,
+        parent: UKONode,
+        prefix: str,
+        owner: Declaration | None,
+        doc: str,
+    ) -> list[_Member]:
+        """``const f = () => …`` is a function; ``const x = require("x")`` an import."""
+        out = []
+        for declarator in node.named_children:
+            if declarator.type != "variable_declarator":
+                continue
+            name = self.text(declarator.child_by_field_name("name"))
+            value = declarator.child_by_field_name("value")
+            if value is not None and value.type == "call_expression":
+                function = self.text(value.child_by_field_name("function"))
+                if function == "require":
+                    self.import_node(node, parent, required=(name, value))
+                    continue
+            if value is not None and value.type in _FUNCTION_VALUES:
+                function = self.spec.declarations.get("function_declaration")
+                if function is not None and value.type == "arrow_function":
+                    function = Declaration("uko-ts:ArrowFunction", "function", "callable")
+                if function is not None:
+                    out.append(self.callable(
+                        value, outer, value.child_by_field_name("body"), parent, prefix,
+                        function, doc, name, [],
+                    ))  # fmt: skip
+                continue
+            if owner is None or owner.kind == "namespace":
+                attribute = Declaration(self.spec.variable_type, "variable", "leaf", None)
+                out.append(self.leaf(declarator, outer, parent, prefix, attribute, doc, name))
+        return out
+
+    def go_declaration(self, node: Node, parent: UKONode, prefix: str, doc: str) -> list[_Member]:
+        out: list[_Member] = []
+        specs = []
+        for child in node.named_children:
+            if child.type.endswith("_spec_list"):
+                specs.extend(child.named_children)
+            else:
+                specs.append(child)
+        for spec_node in specs:
+            if spec_node.type in ("type_spec", "type_alias"):
+                name = self.text(spec_node.child_by_field_name("name"))
+                type_node = spec_node.child_by_field_name("type")
+                type_kind = type_node.type if type_node is not None else ""
+                outer = node if len(specs) == 1 else spec_node
+                if type_kind == "struct_type":
+                    declaration = Declaration("uko-proc:Struct", "struct", "container", None)
+                    body = next(
+                        (c for c in type_node.named_children if c.type == "field_declaration_list"),
+                        None,
+                    )
+                elif type_kind == "interface_type":
+                    declaration = Declaration("uko-oo:Interface", "interface", "container", None)
+                    body = type_node
+                else:
+                    leaf = Declaration("uko-code:TypeDefinition", "type", "leaf", None)
+                    out.append(self.leaf(spec_node, outer, parent, prefix, leaf, doc, name))
+                    continue
+                signature = collapse(self.text(outer).split("{", 1)[0])
+                uko = self.make(declaration, name, name, outer, parent, doc, signature)
+                children = body.named_children if body is not None else []
+                members = self.members(children, uko, f"{name}.", declaration)
+                self.render_container(uko, signature, doc, members, [])
+                out.append(
+                    _Member(uko, uko.renderings[DEPTH_SIGNATURES], uko.renderings[DEPTH_OUTLINE])
+                )
+            elif spec_node.type in ("const_spec", "var_spec"):
+                kind = spec_node.type[:-5]
+                attribute = Declaration(self.spec.variable_type, kind, "leaf", None)
+                outer = node if len(specs) == 1 else spec_node
+                for name_node in spec_node.children_by_field_name("name"):
+                    out.append(self.leaf(
+                        spec_node, outer, parent, prefix, attribute, doc, self.text(name_node)
+                    ))  # fmt: skip
+        return out
+
+    def rust_mod(self, node: Node, parent: UKONode) -> None:
+        name = self.name_of(node)
+        base = self.module_prefix.rsplit(".", 1)[0] if "." in self.module_prefix else ""
+        target = f"{base}.{name}" if base else name
+        self.import_node(node, parent, required=(name, None), target=target)
+
+    # -- imports ------------------------------------------------------------------------------
+
+    def import_node(
+        self,
+        node: Node,
+        parent: UKONode,
+        *,
+        required: tuple[str, Node | None] | None = None,
+        target: str | None = None,
+    ) -> None:
+        if required is not None:
+            name, call = required
+            if target is None:
+                arguments = call.child_by_field_name("arguments") if call is not None else None
+                first = arguments.named_children[0] if arguments is not None else None
+                target = self.text(first).strip("\"'`").replace("/", ".").strip(".")
+            bindings = [(name, target)]
+        else:
+            bindings = [(b, self.module_name(t)) for b, t in self.spec.bindings(node, self.src)]
+        text = truncate(collapse(self.text(node)), 200)
+        start, end = self.rows(node)
+        targets = [t for _, t in bindings if t]
+        for bound, full in bindings:
+            if bound and full:
+                self.bindings[bound] = full
+        module = targets[0] if targets else text
+        edges = [(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)]
+        self.module_edges.extend(edges)
+        uko = self.factory.make(
+            self.spec.import_type, text, f"import.{module}", start, end, parent,
+            renderings={DEPTH_NAME: text, DEPTH_FULL: self.source(start, end)},
+            properties={"kind": "import", "module": module}, edges=edges,
+        )  # fmt: skip
+        self.imports.append(uko)
+
+    def module_name(self, target: str) -> str:
+        """Relative JS/TS module paths made dotted from the resource root (``src.util.x``)."""
+        if self.spec.name not in ("typescript", "javascript"):
+            return target
+        module, sep, member = target.partition("\0")
+        if module.startswith("."):
+            directory = posixpath.dirname(self.relative)
+            module = posixpath.normpath(posixpath.join(directory, module))
+            stem, dot, suffix = module.rpartition(".")
+            if dot and suffix in _JS_SUFFIXES:
+                module = stem
+        module = module.replace("/", ".").strip(".")
+        return f"{module}.{member}" if sep and member else module
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def resolve(self, dotted: str, owner: str, *, keep_unknown: bool = False) -> str | None:
+        head, _, rest = dotted.partition(".")
+        if head in ("this", "self", "Self") and owner:
+            member = self.by_qualname.get(f"{owner}.{rest}") if rest else None
+            return member.uri if member is not None else None
+        node = self.by_qualname.get(dotted) or (None if rest else self.by_qualname.get(head))
+        if node is not None:
+            return node.uri
+        if head in self.bindings:
+            target = self.bindings[head]
+            return f"symbol:{target}.{rest}" if rest else f"symbol:{target}"
+        if head in self.by_qualname:
+            return f"symbol:{self.module_prefix}.{dotted}"
+        return f"symbol:{dotted}" if keep_unknown and not rest else None
+
+    def resolve_calls(self, root: Node) -> None:
+        if not self.callables or not self.spec.calls:
+            return
+        import tree_sitter
+
+        cursor = tree_sitter.QueryCursor(_call_query(self.grammar_name, self.spec.name))
+        callees = cursor.captures(root).get("callee", [])
+        self.callables.sort(key=lambda c: c.start)
+        starts = [c.start for c in self.callables]
+        found: dict[int, list[str]] = {}
+        for callee in callees:
+            position = callee.start_byte
+            index = bisect.bisect_right(starts, position) - 1
+            while index >= 0 and self.callables[index].end < position:
+                index -= 1
+            if index < 0:
+                continue
+            dotted = self.callee_name(callee)
+            if dotted:
+                found.setdefault(index, []).append(dotted)
+        for index, names in found.items():
+            entry = self.callables[index]
+            for dotted in dict.fromkeys(names):
+                target = self.resolve(dotted, entry.owner)
+                if target is not None and target != entry.node.uri:
+                    entry.node.edges.append((DEPENDS_ON, target))
+            entry.node.edges = dedupe(entry.node.edges)
+
+    def callee_name(self, callee: Node) -> str:
+        text = self.text(callee)
+        parent = callee.parent
+        if self.spec.name == "java" and parent is not None and parent.type == "method_invocation":
+            receiver = parent.child_by_field_name("object")
+            if receiver is not None:
+                text = f"{self.text(receiver)}.{text}"
+        if self.spec.path_separator != ".":
+            text = text.replace(self.spec.path_separator, ".")
+        while "<" in text and _GENERIC_ARGS.search(text):
+            text = _GENERIC_ARGS.sub("", text)
+        text = text.replace("?.", ".").replace("!", "")
+        text = "".join(text.split())
+        return text if all(part.isidentifier() for part in text.split(".")) else ""
+
+
+#: Containers whose functions stay functions (namespaces, modules), not methods.
+_SCOPES = frozenset({"namespace", "module"})
+
+_HERITAGE = {
+    "class_heritage": INHERITS_FROM,
+    "extends_clause": INHERITS_FROM,
+    "implements_clause": IMPLEMENTS,
+    "extends_type_clause": INHERITS_FROM,
+    "superclass": INHERITS_FROM,
+    "super_interfaces": IMPLEMENTS,
+    "extends_interfaces": INHERITS_FROM,
+}
+
+
+def _base_type(text: str) -> str:
+    """``&'a mut Point<T>`` -> ``Point``; ``pkg.Type<X>`` -> ``pkg.Type``."""
+    text = text.strip()
+    while _GENERIC_ARGS.search(text):
+        text = _GENERIC_ARGS.sub("", text)
+    text = re.sub(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|\*|dyn\s+|impl\s+)+", "", text)
+    text = text.split("<", 1)[0].replace("::", ".").strip()
+    return text
+
+
+def _clean_comment(texts: list[str]) -> str:
+    lines: list[str] = []
+    for text in texts:
+        text = text.strip()
+        if text.startswith("/*"):
+            body = text[3:] if text.startswith("/**") else text[2:]
+            body = body[:-2] if body.endswith("*/") else body
+            for line in body.split("\n"):
+                line = line.strip()
+                if line.startswith("*"):
+                    line = line[1:]
+                lines.append(line[1:] if line.startswith(" ") else line)
+        else:
+            for marker in ("///", "//!", "//"):
+                if text.startswith(marker):
+                    text = text[len(marker) :]
+                    break
+            lines.append(text[1:] if text.startswith(" ") else text)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _render_doc(doc: str, spec: LanguageSpec) -> str:
+    if spec.doc_render.startswith("/**"):
+        if "\n" not in doc:
+            return f"/** {doc} */"
+        return "/**\n" + "\n".join(f" * {line}".rstrip() for line in doc.split("\n")) + "\n */"
+    marker = spec.doc_render.split(" ", 1)[0]
+    return "\n".join(f"{marker} {line}".rstrip() for line in doc.split("\n"))
+
+
+def _indent(text: str) -> str:
+    return "    " + text.replace("\n", "\n    ")
+
+
+class TreeSitterAnalyzer:
+    """A tree-sitter grammar plus the declaration tables of one language."""
+
+    name = "tree-sitter"
+    languages: tuple[str, ...] = ()
+    specificity = 100
+    suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
+    spec_name = ""
+
+    def supports(self, path: Path, head: bytes) -> bool:
+        """Files with one of this language's suffixes."""
+        return path.suffix.lower() in self.suffixes
+
+    def analyze(
+        self, path: Path, content: str, *, resource_id: str, relative_path: str
+    ) -> AnalysisResult:
+        """Nodes for one source file; syntax errors are recorded, not raised."""
+        if content.startswith("\ufeff"):
+            content = content[1:]
+        grammar_name = self.suffixes.get(Path(relative_path).suffix.lower(), self.spec_name)
+        spec = LANGUAGES[self.spec_name]
+        try:
+            builder = _FileBuilder(spec, grammar_name, content, resource_id, relative_path)
+            tree = _parser(grammar_name).parse(builder.src)
+            nodes, errors = builder.build(tree)
+        except Exception as exc:  # a grammar or engine bug must not stop indexing
+            from cleveragents_acms.analyzers.text import GenericTextAnalyzer
+
+            result = GenericTextAnalyzer().analyze(
+                path, content, resource_id=resource_id, relative_path=relative_path
+            )
+            result.errors.append(f"{relative_path}: {self.name} analysis failed: {exc!r}")
+            return result
+        return AnalysisResult(nodes=nodes, errors=errors)
+
+
+class TypeScriptAnalyzer(TreeSitterAnalyzer):
+    """TypeScript and TSX: classes, interfaces, enums, type aliases, namespaces, functions."""
+
+    name = "typescript"
+    languages = ("typescript",)
+    suffixes: ClassVar[dict[str, str]] = {
+        ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    }  # fmt: skip
+    spec_name = "typescript"
+
+
+class JavaScriptAnalyzer(TreeSitterAnalyzer):
+    """JavaScript (ES modules and CommonJS, JSX): classes, functions, methods, imports."""
+
+    name = "javascript"
+    languages = ("javascript",)
+    suffixes: ClassVar[dict[str, str]] = {
+        ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    }  # fmt: skip
+    spec_name = "javascript"
+
+
+class GoAnalyzer(TreeSitterAnalyzer):
+    """Go: structs, interfaces, functions, methods (by receiver), constants, imports."""
+
+    name = "go"
+    languages = ("go",)
+    suffixes: ClassVar[dict[str, str]] = {".go": "go"}
+    spec_name = "go"
+
+
+class RustAnalyzer(TreeSitterAnalyzer):
+    """Rust: structs, enums, traits, impls, functions, macros, modules, ``use`` imports."""
+
+    name = "rust"
+    languages = ("rust",)
+    suffixes: ClassVar[dict[str, str]] = {".rs": "rust"}
+    spec_name = "rust"
+
+
+class JavaAnalyzer(TreeSitterAnalyzer):
+    """Java: classes, interfaces, enums, records, methods, constructors, fields, imports."""
+
+    name = "java"
+    languages = ("java",)
+    suffixes: ClassVar[dict[str, str]] = {".java": "java"}
+    spec_name = "java"

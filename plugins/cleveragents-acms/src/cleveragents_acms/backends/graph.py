@@ -1,0 +1,709 @@
+"""UKO triples in a persisted pyoxigraph store: scoped SPARQL, traversal and revisions.
+
+Layout (named graphs)
+---------------------
+* ``urn:cleveragents:graph:<ULID>``: the *current* triples of every node whose
+  ``uko:sourceResource`` is that resource. A node's stable URI (from
+  ``cleveragents.models.uko.node_uri``) always denotes its current version.
+* ``urn:cleveragents:graph:<ULID>:history``: retired versions of that
+  resource's nodes (see below).
+* ``urn:cleveragents:project:<project>``: triples added through the generic
+  ``add_triple`` whose subject belongs to no resource. Like the kernel's
+  in-memory backend, these shared triples are visible in every scope.
+
+A scoped SPARQL query runs against a dataset made only of the scope's graphs
+(``default_graph`` = the scope's current graphs plus the shared ones,
+``named_graphs`` likewise), so no query text (``FROM``, ``GRAPH <…>``) can reach
+another resource. Federated ``SERVICE`` calls are refused.
+
+Revisions (spec 000 "Revision-Aware RDF")
+-----------------------------------------
+Retiring a node moves its triples from the current graph into the history
+graph under a *revision IRI* ``<uri>@<validFrom>`` (``@`` never occurs in node
+URIs, which percent-encode it) with ``uko:isCurrent false``, ``uko:validUntil``
+and ``dcterms:isVersionOf <uri>``. Its successor (the same URI re-added, or
+another URI named in ``successor_uris``) carries ``uko:isRevisionOf`` pointing
+to the revision IRI, so the chain is ``uri -> uri@t2 -> uri@t1``. Adding a node
+whose URI is already current revises it the same way. When a node is revised
+in place its outgoing ``uko:contains`` links stay in the current graph (its
+unchanged children still exist); a node retired without successor, or renamed
+to another URI, also loses the incoming ``uko:contains`` of its parent.
+``query_at_time(T)`` returns the triples of every version with
+``validFrom <= T < validUntil``, with subjects mapped back to the stable URI.
+
+Node triples
+------------
+Per node: ``rdf:type``, ``uko:name``, ``uko:qualifiedName``, ``uko:language``,
+``uko:sourceResource`` (the ULID as a literal, the kernel's convention),
+``uko:sourcePath``, ``uko:sourceRange`` (``"15:1-87:0"``), ``uko:validFrom``,
+``uko:isCurrent true``, ``<parent> uko:contains <node>``, one triple per
+property (``signature`` -> ``uko-code:signature``, ``docstring`` ->
+``uko-code:docstring``, ``decorators`` -> ``uko-py:decorators``, a CURIE key
+as given, any other key in the ``uko:`` namespace) and one per edge. Edge
+targets the indexer could not resolve stay IRIs of the ``symbol:`` scheme
+(``symbol:os.path``): they are valid IRIs, shared by every node that names the
+same symbol, and have no triples of their own (traversal treats them as leaves).
+
+Results are strings: an IRI as itself, a literal as its lexical value, a blank
+node as ``_:id``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import quote
+
+import pyoxigraph as ox
+from cleveragents.errors import ConfigurationError
+from cleveragents.models.context import TemporalScope
+from cleveragents.models.uko import UKONode
+from cleveragents.protocols.backends import GraphResult
+
+from cleveragents_acms.backends._validation import (
+    InvalidArgumentError,
+    require_depth,
+    require_scope,
+    require_text,
+)
+from cleveragents_acms.ontology.namespaces import UKO
+
+__all__ = [
+    "GRAPH_BASE",
+    "PROJECT_BASE",
+    "OxigraphGraphBackend",
+    "current_graph",
+    "history_graph",
+    "revision_iri",
+]
+
+from cleveragents_acms.backends._rdf import (
+    _DATETIME,
+    _FALSE,
+    _HISTORY,
+    _N,
+    _VERSION_OF,
+    DCTERMS,
+    GRAPH_BASE,
+    PREFIXES,
+    PROJECT_BASE,
+    RDF_TYPE,
+    XSD,
+    _expand,
+    _graph_str,
+    _has_blank,
+    _history_of,
+    _is_current_graph,
+    _is_history,
+    _lexical,
+    _literal,
+    _looks_like_iri,
+    _object_term,
+    _parse_datetime,
+    _predicate_term,
+    _property_iri,
+    _quad_pattern,
+    _reject_service,
+    _safe_iri,
+    _subject_or_none,
+    _subject_term,
+    _term_str,
+    _triple,
+    current_graph,
+    history_graph,
+    revision_iri,
+)
+
+
+class OxigraphGraphBackend:
+    """GraphBackend + GraphIndexBackend over a pyoxigraph store at ``location``.
+
+    :param bulk_threshold: batches with at least this many triples use the
+        non-transactional bulk loader (fast, writes new files); smaller ones a
+        transactional load.
+    :param recent_window_hours: how far back ``TemporalScope.RECENT`` reaches
+        (``context.tiers.warm.retention-hours``).
+    :param read_only: open without taking the store's lock (for readers while no
+        other process writes; writes then raise ConfigurationError).
+    """
+
+    def __init__(
+        self,
+        location: Path | str,
+        *,
+        bulk_threshold: int = 20_000,
+        recent_window_hours: float = 24.0,
+        read_only: bool = False,
+        **_options: Any,
+    ) -> None:
+        self.location = Path(location)
+        self.location.mkdir(parents=True, exist_ok=True)
+        self._bulk_threshold = bulk_threshold
+        self._recent_window = timedelta(hours=recent_window_hours)
+        self._lock = threading.RLock()
+        self.read_only = read_only
+        try:
+            self._store: ox.Store | None = (
+                ox.Store.read_only(str(self.location))
+                if read_only
+                else ox.Store(str(self.location))
+            )
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot open the graph store at {self.location} "
+                f"(is another process using it?): {exc}"
+            ) from exc
+        self._shared: set[str] = {
+            g.value
+            for g in self.store.named_graphs()
+            if isinstance(g, ox.NamedNode) and g.value.startswith(PROJECT_BASE)
+        }
+
+    @property
+    def store(self) -> ox.Store:
+        if self._store is None:
+            raise ConfigurationError(f"the graph store at {self.location} is closed")
+        return self._store
+
+    def _writable(self) -> ox.Store:
+        if self.read_only:
+            raise ConfigurationError(f"the graph store at {self.location} is open read-only")
+        return self.store
+
+    # -- node API (used by the indexer) ---------------------------------------------
+
+    def add_nodes(self, nodes: Iterable[UKONode], *, valid_from: datetime) -> int:
+        """Add the current version of each node; an already current URI is revised.
+
+        Returns the number of triples written.
+        """
+        self._writable()
+        stamp = _lexical(valid_from)
+        nodes = list(nodes)
+        with self._lock:
+            self._revise_existing(nodes, stamp)
+            lines: list[str] = []
+            for node in nodes:
+                self._node_nquads(node, stamp, lines)
+            self._load_nquads("".join(lines), len(lines))
+        return len(lines)
+
+    def _revise_existing(self, nodes: list[UKONode], stamp: str) -> None:
+        store = self.store
+        graphs: dict[str, bool] = {}
+        replace: list[ox.Quad] = []
+        revise: list[str] = []
+        for node in nodes:
+            graph = current_graph(node.resource_id)
+            if graph not in graphs:
+                graphs[graph] = store.contains_named_graph(ox.NamedNode(graph))
+            if not graphs[graph]:
+                continue
+            subject = ox.NamedNode(node.uri)
+            existing = list(store.quads_for_pattern(subject, _N["validFrom"], None, None))
+            existing = [q for q in existing if _is_current_graph(q.graph_name)]
+            if not existing:
+                continue
+            if _term_str(existing[0].object) == stamp:
+                replace.extend(
+                    q
+                    for q in store.quads_for_pattern(subject, None, None, existing[0].graph_name)
+                    if q.predicate != _N["isRevisionOf"]
+                )
+            else:
+                revise.append(node.uri)
+        if revise:
+            until = _parse_datetime(stamp) or datetime.now(UTC)
+            self.retire(revise, valid_until=until, successor_uris=revise)
+        for quad in replace:
+            store.remove(quad)
+
+    def _node_nquads(self, node: UKONode, stamp: str, out: list[str]) -> None:
+        s = f"<{_safe_iri(node.uri)}>"
+        g = f" <{current_graph(node.resource_id)}> .\n"
+        out.append(f"{s} <{RDF_TYPE}> <{_safe_iri(_expand(node.uko_type))}>{g}")
+        out.append(f"{s} <{UKO}name> {_literal(node.name)}{g}")
+        if node.qualname:
+            out.append(f"{s} <{UKO}qualifiedName> {_literal(node.qualname)}{g}")
+        if node.language:
+            out.append(f"{s} <{UKO}language> {_literal(node.language)}{g}")
+        out.append(f"{s} <{UKO}sourceResource> {_literal(node.resource_id)}{g}")
+        out.append(f"{s} <{UKO}sourcePath> {_literal(node.path)}{g}")
+        out.append(f'{s} <{UKO}sourceRange> "{node.start_line}:1-{node.end_line}:0"{g}')
+        out.append(f'{s} <{UKO}validFrom> "{stamp}"^^<{XSD}dateTime>{g}')
+        out.append(f'{s} <{UKO}isCurrent> "true"^^<{XSD}boolean>{g}')
+        if node.parent:
+            out.append(f"<{_safe_iri(node.parent)}> <{UKO}contains> {s}{g}")
+        for key, value in node.properties.items():
+            if value is None or value == "":
+                continue
+            out.append(f"{s} <{_property_iri(key)}> {_literal(str(value))}{g}")
+        for predicate, target in node.edges:
+            if not target:
+                continue
+            obj = f"<{_safe_iri(target)}>" if _looks_like_iri(target) else _literal(target)
+            out.append(f"{s} <{_safe_iri(_expand(predicate))}> {obj}{g}")
+
+    def _load_nquads(self, text: str, count: int) -> None:
+        if not count:
+            return
+        data = text.encode("utf-8", "replace")
+        if count >= self._bulk_threshold:
+            self.store.bulk_load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
+        else:
+            self.store.load(input=data, format=ox.RdfFormat.N_QUADS, lenient=True)
+
+    def retire(
+        self,
+        uris: Iterable[str],
+        *,
+        valid_until: datetime,
+        successor_uris: Mapping[str, str] | Collection[str] | None = None,
+    ) -> int:
+        """Move the current version of each URI into history; returns how many were current.
+
+        ``successor_uris`` is either a mapping retired URI -> successor URI, or a
+        collection of retired URIs whose successor keeps the same URI (a node
+        revised in place; add its new version with :meth:`add_nodes` afterwards).
+        """
+        self._writable()
+        if successor_uris is None:
+            successors: dict[str, str] = {}
+        elif isinstance(successor_uris, Mapping):
+            successors = {str(k): str(v) for k, v in successor_uris.items()}
+        else:
+            successors = {str(u): str(u) for u in successor_uris}
+        until = ox.Literal(_lexical(valid_until), datatype=_DATETIME)
+        retired = 0
+        with self._lock:
+            inserts: list[ox.Quad] = []
+            deletes: list[ox.Quad] = []
+            for uri in dict.fromkeys(uris):
+                if self._retire_one(uri, until, successors.get(uri), inserts, deletes):
+                    retired += 1
+                if len(inserts) + len(deletes) > 50_000:
+                    self._apply(inserts, deletes)
+                    inserts, deletes = [], []
+            self._apply(inserts, deletes)
+        return retired
+
+    def _retire_one(
+        self,
+        uri: str,
+        until: ox.Literal,
+        successor: str | None,
+        inserts: list[ox.Quad],
+        deletes: list[ox.Quad],
+    ) -> bool:
+        store = self.store
+        subject = ox.NamedNode(uri)
+        starts = [
+            q
+            for q in store.quads_for_pattern(subject, _N["validFrom"], None, None)
+            if _is_current_graph(q.graph_name)
+        ]
+        if not starts:
+            return False
+        graph = starts[0].graph_name
+        history = _history_of(graph)
+        revision = ox.NamedNode(revision_iri(uri, _term_str(starts[0].object)))
+        in_place = successor == uri
+        for quad in store.quads_for_pattern(subject, None, None, graph):
+            if quad.predicate != _N["isCurrent"]:
+                inserts.append(ox.Quad(revision, quad.predicate, quad.object, history))
+            if not (in_place and quad.predicate == _N["contains"]):
+                deletes.append(quad)
+        inserts.append(ox.Quad(revision, _N["isCurrent"], _FALSE, history))
+        inserts.append(ox.Quad(revision, _N["validUntil"], until, history))
+        inserts.append(ox.Quad(revision, _VERSION_OF, subject, history))
+        if successor:
+            successor_graph = graph if in_place else (self._graph_of(successor) or graph)
+            inserts.append(
+                ox.Quad(ox.NamedNode(successor), _N["isRevisionOf"], revision, successor_graph)
+            )
+        if not in_place:
+            deletes.extend(store.quads_for_pattern(None, _N["contains"], subject, graph))
+        return True
+
+    def _apply(self, inserts: list[ox.Quad], deletes: list[ox.Quad]) -> None:
+        """Delete then insert in one transaction (a SPARQL update)."""
+        if not inserts and not deletes:
+            return
+        # DATA blocks cannot hold blank nodes; those (rare) quads go one by one.
+        blank = [q for q in deletes if _has_blank(q)]
+        for quad in blank:
+            self.store.remove(quad)
+        deletes = [q for q in deletes if not _has_blank(q)]
+        inserts_blank = [q for q in inserts if _has_blank(q)]
+        if inserts_blank:
+            self.store.extend(inserts_blank)
+            inserts = [q for q in inserts if not _has_blank(q)]
+        parts: list[str] = []
+        if deletes:
+            parts.append("DELETE DATA { " + " ".join(_quad_pattern(q) for q in deletes) + " }")
+        if inserts:
+            parts.append("INSERT DATA { " + " ".join(_quad_pattern(q) for q in inserts) + " }")
+        if parts:
+            self.store.update(" ; ".join(parts))
+
+    def _graph_of(self, uri: str) -> ox.NamedNode | None:
+        for quad in self.store.quads_for_pattern(
+            ox.NamedNode(uri), _N["sourceResource"], None, None
+        ):
+            if _is_current_graph(quad.graph_name):
+                return ox.NamedNode(_graph_str(quad.graph_name))
+        return None
+
+    def delete_resource(self, resource_id: str) -> None:
+        """Drop every triple of ``resource_id``, current and historical."""
+        self._writable()
+        with self._lock:
+            for graph in (current_graph(resource_id), history_graph(resource_id)):
+                node = ox.NamedNode(graph)
+                if self.store.contains_named_graph(node):
+                    self.store.remove_graph(node)
+
+    def count(self, resource_id: str | None = None, *, include_history: bool = True) -> int:
+        """Number of stored triples (quads), of one resource or of the whole store."""
+        if resource_id is None:
+            return len(self.store)
+        graphs = [current_graph(resource_id)]
+        if include_history:
+            graphs.append(history_graph(resource_id))
+        total = 0
+        for graph in graphs:
+            result = self.store.query(
+                f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"
+            )
+            assert isinstance(result, ox.QuerySolutions)
+            total += int(_term_str(next(iter(result))["n"]))
+        return total
+
+    # -- GraphIndexBackend (spec 000 "Custom Index Backends") -----------------------
+
+    def add_triple(self, project: str, subject: str, predicate: str, obj: str) -> None:
+        """Add one triple; it joins its subject's resource graph, else the project's."""
+        require_text("subject", subject)
+        require_text("predicate", predicate)
+        require_text("obj", obj)
+        self._writable()
+        s = _subject_term(subject)
+        p = _predicate_term(predicate)
+        with self._lock:
+            if p == _N["sourceResource"]:
+                graph = ox.NamedNode(current_graph(obj))
+                self._adopt(s, graph)
+                self.store.add(ox.Quad(s, p, ox.Literal(obj), graph))
+                return
+            owner = self._graph_of(subject) if isinstance(s, ox.NamedNode) else None
+            if owner is None:
+                owner = ox.NamedNode(PROJECT_BASE + quote(project or "", safe=""))
+                self._shared.add(owner.value)
+            self.store.add(ox.Quad(s, p, _object_term(obj), owner))
+
+    def _adopt(self, subject: Any, graph: ox.NamedNode) -> None:
+        """Move ``subject``'s shared triples into its resource graph."""
+        for name in list(self._shared):
+            for quad in list(self.store.quads_for_pattern(subject, None, None, ox.NamedNode(name))):
+                self.store.remove(quad)
+                self.store.add(ox.Quad(quad.subject, quad.predicate, quad.object, graph))
+
+    def remove_triples(
+        self, project: str, subject: str | None, predicate: str | None, obj: str | None
+    ) -> None:
+        """Remove matching triples from the project's graph and the current resource graphs."""
+        self._writable()
+        s = _subject_term(subject) if subject else None
+        p = _predicate_term(predicate) if predicate else None
+        wanted = {obj, _expand(obj)} if obj is not None else None
+        own = PROJECT_BASE + quote(project or "", safe="")
+        with self._lock:
+            doomed = [
+                quad
+                for quad in self.store.quads_for_pattern(s, p, None, None)
+                if (quad.graph_name == ox.NamedNode(own) or _is_current_graph(quad.graph_name))
+                and (wanted is None or _term_str(quad.object) in wanted)
+            ]
+            for quad in doomed:
+                self.store.remove(quad)
+
+    # -- GraphBackend ---------------------------------------------------------------
+
+    def sparql_query(
+        self, query: str, *, scope: frozenset[str], include_history: bool = False
+    ) -> GraphResult:
+        """Run SPARQL over the scope's graphs only (plus the shared ones).
+
+        CONSTRUCT/DESCRIBE give their triples; a SELECT of three variables gives
+        one triple per row, any other SELECT one triple ``(_:rowN, var, value)``
+        per binding; rows are also in ``metadata["bindings"]`` (JSON). ASK gives
+        no triples and ``metadata["boolean"]``.
+        """
+        result = self._query(query, scope, include_history)
+        if isinstance(result, ox.QueryBoolean):
+            return GraphResult([], {"form": "ask", "boolean": str(bool(result)).lower()})
+        if isinstance(result, ox.QueryTriples):
+            triples = [
+                (_term_str(t.subject), _term_str(t.predicate), _term_str(t.object)) for t in result
+            ]
+            return GraphResult(triples, {"form": "construct", "count": str(len(triples))})
+        names = [v.value for v in result.variables]
+        rows = [
+            {name: _term_str(solution[name]) for name in names if solution[name] is not None}
+            for solution in result
+        ]
+        if len(names) == 3:
+            triples = [
+                (row.get(names[0], ""), row.get(names[1], ""), row.get(names[2], ""))
+                for row in rows
+            ]
+        else:
+            triples = [(f"_:row{i}", n, v) for i, row in enumerate(rows) for n, v in row.items()]
+        return GraphResult(
+            triples,  # type: ignore[arg-type]
+            {
+                "form": "select",
+                "variables": ",".join(names),
+                "bindings": json.dumps(rows),
+                "count": str(len(rows)),
+            },
+        )
+
+    def select(
+        self, query: str, *, scope: frozenset[str], include_history: bool = False
+    ) -> list[dict[str, str]]:
+        """Rows of a scoped SELECT as ``{variable: value}`` (unbound variables left out)."""
+        result = self._query(query, scope, include_history)
+        if not isinstance(result, ox.QuerySolutions):
+            raise InvalidArgumentError("select() needs a SELECT query")
+        names = [v.value for v in result.variables]
+        return [
+            {name: _term_str(solution[name]) for name in names if solution[name] is not None}
+            for solution in result
+        ]
+
+    def _query(self, query: str, scope: object, include_history: bool) -> Any:
+        require_text("query", query)
+        scope = require_scope(scope)
+        _reject_service(query)
+        graphs = self._dataset(scope, include_history)
+        try:
+            return self.store.query(
+                query,
+                default_graph=[*graphs, ox.DefaultGraph()],
+                named_graphs=graphs,
+                prefixes=PREFIXES,
+            )
+        except SyntaxError as exc:
+            raise InvalidArgumentError(f"invalid SPARQL query: {exc}") from exc
+
+    def _dataset(self, scope: frozenset[str] | None, include_history: bool) -> list[Any]:
+        if scope is None:
+            return [
+                g
+                for g in self.store.named_graphs()
+                if isinstance(g, ox.NamedNode)
+                and (include_history or not g.value.endswith(_HISTORY))
+            ]
+        graphs = [ox.NamedNode(current_graph(r)) for r in sorted(scope)]
+        if include_history:
+            graphs += [ox.NamedNode(history_graph(r)) for r in sorted(scope)]
+        graphs += [ox.NamedNode(g) for g in sorted(self._shared)]
+        return graphs
+
+    def _allowed(self, scope: frozenset[str] | None) -> set[str] | None:
+        if scope is None:
+            return None
+        return {g.value for g in self._dataset(require_scope(scope), True)} | {""}
+
+    def get_triples(self, subject: str, *, scope: frozenset[str] | None = None) -> GraphResult:
+        """Every triple about ``subject`` (a node URI, a revision IRI or a CURIE)."""
+        require_text("subject", subject)
+        allowed = self._allowed(scope)
+        term = _subject_or_none(subject)
+        if term is None:
+            return GraphResult([])
+        triples = {
+            (_term_str(q.subject), _term_str(q.predicate), _term_str(q.object))
+            for q in self.store.quads_for_pattern(term, None, None, None)
+            if allowed is None or _graph_str(q.graph_name) in allowed
+        }
+        return GraphResult(sorted(triples))
+
+    def traverse(
+        self,
+        start: str,
+        *,
+        depth: int = 2,
+        scope: frozenset[str] | None = None,
+        direction: str = "out",
+        edge_types: Iterable[str] | None = None,
+        max_triples: int = 10_000,
+    ) -> GraphResult:
+        """Triples within ``depth`` hops of ``start`` (breadth first over IRI links).
+
+        ``direction`` is ``"out"`` (subject -> object), ``"in"`` or ``"both"``;
+        ``edge_types`` limits the predicates followed (CURIEs or IRIs).
+        ``rdf:type`` links are reported but never followed (classes are hubs).
+        """
+        require_text("start", start)
+        require_depth(depth)
+        if direction not in ("out", "in", "both"):
+            raise InvalidArgumentError(f"direction must be out, in or both, got {direction!r}")
+        allowed = self._allowed(scope)
+        followed = {_expand(e) for e in edge_types} if edge_types is not None else None
+        found: set[tuple[str, str, str]] = set()
+        origin = _subject_or_none(start)
+        if origin is None:
+            return GraphResult([])
+        frontier: set[Any] = {origin}
+        seen = set(frontier)
+        truncated = False
+        for _ in range(depth):
+            following: set[Any] = set()
+            for node in frontier:
+                for quad, neighbour in self._neighbours(node, direction):
+                    if allowed is not None and _graph_str(quad.graph_name) not in allowed:
+                        continue
+                    if _is_history(quad.graph_name):
+                        continue
+                    predicate = quad.predicate.value
+                    if followed is not None and predicate not in followed:
+                        continue
+                    found.add((_term_str(quad.subject), predicate, _term_str(quad.object)))
+                    if (
+                        predicate != RDF_TYPE
+                        and neighbour not in seen
+                        and isinstance(neighbour, ox.NamedNode | ox.BlankNode)
+                    ):
+                        following.add(neighbour)
+                        seen.add(neighbour)
+                if len(found) >= max_triples:
+                    truncated = True
+                    break
+            frontier = following
+            if truncated or not frontier:
+                break
+        metadata = {"truncated": "true"} if truncated else {}
+        return GraphResult(sorted(found), metadata)
+
+    def _neighbours(self, node: Any, direction: str) -> Iterator[tuple[ox.Quad, Any]]:
+        if direction in ("out", "both"):
+            for quad in self.store.quads_for_pattern(node, None, None, None):
+                yield quad, quad.object
+        if direction in ("in", "both") and not isinstance(node, ox.Literal):
+            for quad in self.store.quads_for_pattern(None, None, node, None):
+                yield quad, quad.subject
+
+    # -- temporal views -------------------------------------------------------------
+
+    def query_at_time(
+        self, timestamp: datetime, scope: frozenset[str] | None = None
+    ) -> GraphResult:
+        """The node triples valid at ``timestamp`` (``validFrom <= T < validUntil``).
+
+        Subjects of old versions are mapped back to their stable URI; the
+        bookkeeping of later changes (``isCurrent``, ``validUntil``) is left out.
+        ``scope=None`` reads every resource (administrative use).
+        """
+        if scope is not None:
+            scope = require_scope(scope)
+        at = f'"{_lexical(timestamp)}"^^<{XSD}dateTime>'
+        graphs = self._dataset(scope, include_history=True)
+        if not graphs:
+            return GraphResult([], {"timestamp": _lexical(timestamp)})
+        query = f"""
+            SELECT ?s ?p ?o ?stable WHERE {{
+              ?s <{UKO}validFrom> ?from .
+              FILTER(?from <= {at})
+              OPTIONAL {{ ?s <{UKO}validUntil> ?until }}
+              FILTER(!BOUND(?until) || ?until > {at})
+              ?s ?p ?o .
+              OPTIONAL {{ ?s <{DCTERMS}isVersionOf> ?stable }}
+            }}"""
+        skip = {_VERSION_OF.value, _N["isCurrent"].value, _N["validUntil"].value}
+        triples: set[tuple[str, str, str]] = set()
+        rows = self.store.query(query, default_graph=graphs, named_graphs=graphs)
+        assert isinstance(rows, ox.QuerySolutions)
+        for row in rows:
+            predicate = row["p"].value
+            if predicate in skip:
+                continue
+            stable = row["stable"]
+            subject = stable.value if stable is not None else _term_str(row["s"])
+            triples.add((subject, predicate, _term_str(row["o"])))
+        return GraphResult(sorted(triples), {"timestamp": _lexical(timestamp)})
+
+    def subgraph_by_resources(
+        self,
+        resource_ids: Iterable[str],
+        include_temporal: TemporalScope | str = TemporalScope.CURRENT,
+        *,
+        now: datetime | None = None,
+    ) -> GraphResult:
+        """All triples of the given resources (spec 000 "UKO Subgraph Projection").
+
+        CURRENT: current versions only; RECENT: plus versions retired within the
+        recent window; ALL: every version (history subjects are revision IRIs).
+        """
+        temporal = TemporalScope(include_temporal)
+        ids = sorted(set(resource_ids))
+        cutoff = (now or datetime.now(UTC)) - self._recent_window
+        triples: set[tuple[str, str, str]] = set()
+        for resource in ids:
+            for quad in self.store.quads_for_pattern(
+                None, None, None, ox.NamedNode(current_graph(resource))
+            ):
+                triples.add(_triple(quad))
+            if temporal is TemporalScope.CURRENT:
+                continue
+            history = ox.NamedNode(history_graph(resource))
+            keep: set[Any] | None = None
+            if temporal is TemporalScope.RECENT:
+                keep = set()
+                for quad in self.store.quads_for_pattern(None, _N["validUntil"], None, history):
+                    until = _parse_datetime(_term_str(quad.object))
+                    if until is not None and until >= cutoff:
+                        keep.add(quad.subject)
+            for quad in self.store.quads_for_pattern(None, None, None, history):
+                if keep is None or quad.subject in keep:
+                    triples.add(_triple(quad))
+        return GraphResult(
+            sorted(triples), {"temporal": temporal.value, "resources": ",".join(ids)}
+        )
+
+    # -- snapshots --------------------------------------------------------------------
+
+    def export_nquads(self, output: BinaryIO) -> None:
+        """Write every quad (all graphs) as N-Quads to a binary stream."""
+        with self._lock:
+            self.store.dump(output, ox.RdfFormat.N_QUADS)
+
+    def import_nquads(self, path: Path, *, replace: bool = True) -> None:
+        """Load an N-Quads file (from :meth:`export_nquads`); ``replace`` clears the store first."""
+        self._writable()
+        with self._lock:
+            if replace:
+                self.store.clear()
+                self._shared.clear()
+            self.store.bulk_load(path=str(path), format=ox.RdfFormat.N_QUADS)
+            self._shared |= {
+                g.value
+                for g in self.store.named_graphs()
+                if isinstance(g, ox.NamedNode) and g.value.startswith(PROJECT_BASE)
+            }
+
+    def flush(self) -> None:
+        self.store.flush()
+
+    def close(self) -> None:
+        """Flush and release the store (its directory lock goes with it)."""
+        with self._lock:
+            if self._store is not None:
+                if not self.read_only:
+                    self._store.flush()
+                self._store = None

@@ -1,0 +1,138 @@
+"""``cleveragents index``: build, refresh, watch and inspect code-base indexes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cleveragents.cli.context import App, pass_app
+from cleveragents.cli.output import emit_json, emit_table
+
+__all__ = ["index"]
+
+
+class _PathOrCommand(click.Group):
+    """``index PATH`` runs the default command; ``index status`` the subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_PathOrCommand)
+def index() -> None:
+    """Index a code base: `cleveragents index PATH [--project NAME] [--watch]`.
+
+    Indexing is incremental: only files whose content changed are analysed
+    again. Subcommands: status.
+    """
+
+
+def _summary(resource: Any, result: Any) -> str:
+    run, meta = result.run, result.metadata
+    parts = [
+        f"Indexed {resource.label} into project {meta.project_name}: {meta.file_count} files, "
+        f"{meta.node_count} nodes ({meta.primary_language})",
+    ]
+    if run is not None:
+        parts.append(
+            f"  this run: {run.files_analyzed} analysed, {run.files_unchanged} unchanged, "
+            f"{run.files_removed} removed, {run.files_skipped} skipped; nodes +{run.nodes_added} "
+            f"~{run.nodes_revised} -{run.nodes_retired} in {run.seconds:.2f}s"
+        )
+        if run.errors:
+            parts.append(
+                f"  {len(run.errors)} file problem(s), e.g. {run.errors[0][0]}: "
+                f"{run.errors[0][1]} (see `cleveragents index status --json`)"
+            )
+    return "\n".join(parts)
+
+
+@index.command("build", hidden=True)
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--project", "project", default=None, help="Project to index into (default: folder name)."
+)
+@click.option("--force", is_flag=True, help="Re-analyse every file, not only changed ones.")
+@click.option("--watch", "watch_", is_flag=True, help="Keep running and refresh on every change.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+def build(
+    app: App, path: Path, project: str | None, force: bool, watch_: bool, as_json: bool
+) -> None:
+    """Index PATH (creating its project and resource if needed)."""
+    from cleveragents_acms.indexing.runner import index_path, service_for
+
+    resource, result = index_path(
+        app, path.expanduser(), project, force=force, show_progress=None if not as_json else False
+    )
+    if as_json:
+        emit_json(
+            {
+                "resource": resource.model_dump(mode="json"),
+                "index": result.metadata.to_dict(),
+                "run": result.run.to_dict() if result.run else None,
+            }
+        )
+    else:
+        click.echo(_summary(resource, result))
+    if not watch_:
+        return
+    from cleveragents_acms.indexing.watch import watch
+
+    service = service_for(app)
+    project_name = result.metadata.project_name
+
+    def refresh() -> Any:
+        return service.index_resource(
+            resource.resource_id, resource.location or "", project=project_name
+        )
+
+    def report(refreshed: Any, changes: int) -> None:
+        run = refreshed.run
+        click.echo(
+            f"refreshed after {changes} change(s): {run.files_analyzed} analysed, "
+            f"{run.files_removed} removed in {run.seconds:.2f}s"
+        )
+
+    click.echo(f"watching {resource.location} (Ctrl-C to stop)")
+    watch(
+        Path(resource.location or path),
+        refresh,
+        on_refresh=report,
+        on_error=lambda exc: click.echo(f"warning: refresh failed: {exc}", err=True),
+    )
+
+
+@index.command("status")
+@click.option("--project", "project", default=None, help="Only this project's indexes.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@pass_app
+def status(app: App, project: str | None, as_json: bool) -> None:
+    """Status of every index: files, nodes, language, state, problems."""
+    from cleveragents_acms.indexing.runner import service_for
+
+    service = service_for(app)
+    service.cleanup_stale_indexing()
+    indexes = service.list_indexes(project)
+    if as_json:
+        emit_json([m.to_dict() for m in indexes])
+        return
+    rows = [
+        {
+            "project": m.project_name,
+            "path": m.root_path,
+            "status": m.status + (f": {m.error_message}" if m.error_message else ""),
+            "files": m.file_count,
+            "nodes": m.node_count,
+            "errors": m.error_count,
+            "language": m.primary_language,
+            "indexed at": m.indexed_at.strftime("%Y-%m-%d %H:%M:%S"),
+        }
+        for m in indexes
+    ]
+    columns = ["project", "path", "status", "files", "nodes", "errors", "language", "indexed at"]
+    emit_table(rows, columns, empty="No indexes yet: run `cleveragents index PATH`.")

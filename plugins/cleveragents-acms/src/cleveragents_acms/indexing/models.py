@@ -1,0 +1,78 @@
+"""Index records (spec 001: FileRecord, IndexMetadata, RepoIndex) and run statistics."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["FileRecord", "IndexMetadata", "IndexRun", "RepoIndex"]
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """Per-file metadata stored during indexing."""
+
+    path: str
+    content_hash: str
+    token_count: int
+    size_bytes: int
+    language: str
+    last_modified: str
+    analyzer: str | None = None
+    node_count: int = 0
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IndexMetadata:
+    """Summary record of one resource's index in one project."""
+
+    index_id: str
+    resource_id: str
+    project_name: str
+    root_path: str
+    indexed_at: datetime
+    file_count: int
+    node_count: int
+    error_count: int
+    token_estimate: int
+    primary_language: str
+    status: str  # pending | indexing | ready | stale | error
+    error_message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["indexed_at"] = self.indexed_at.isoformat()
+        return data
+
+
+@dataclass
+class IndexRun:
+    """What one index or refresh run did (printed by the CLI, sent with events)."""
+
+    files_seen: int = 0
+    files_analyzed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    files_skipped: int = 0
+    nodes_added: int = 0
+    nodes_revised: int = 0
+    nodes_retired: int = 0
+    nodes_unchanged: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["errors"] = [{"path": p, "error": e} for p, e in self.errors]
+        return data
+
+
+@dataclass(frozen=True)
+class RepoIndex:
+    """Returned by index and refresh operations: the metadata, the files and the run."""
+
+    metadata: IndexMetadata
+    files: tuple[FileRecord, ...] = ()
+    run: IndexRun | None = None

@@ -1,0 +1,66 @@
+"""The physical index of one project: text backend, graph backend and node store.
+
+Folders follow the kernel's layout: ``index/text/<project>/``,
+``index/graph/<project>/`` (graph store and ``nodes.db``) and, when a vector
+plugin is installed, ``index/vector/<project>/``. Backends are the classes
+registered in the kernel's backend slots, chosen by ``index.*.backend``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cleveragents import paths
+from cleveragents.errors import ConfigurationError, NotFoundError
+
+from cleveragents_acms.indexing.store import NodeStore
+
+__all__ = ["ProjectIndex", "open_backend"]
+
+
+def open_backend(registry: Any, config: Any, kind: str, location: Path) -> Any | None:
+    """Instantiate the configured ``kind`` backend class at ``location`` (None if absent)."""
+    view = registry[f"{kind}-backend"]
+    if not len(view):
+        return None
+    name = config.get(f"index.{kind}.backend") if config is not None else None
+    if not name or name not in view:
+        if name and name not in view:
+            raise ConfigurationError(
+                f"index.{kind}.backend = '{name}' is not installed "
+                f"(available: {', '.join(sorted(view))})"
+            )
+        name = sorted(view)[0]
+    options = (config.get(f"index.{kind}.options") or {}) if config is not None else {}
+    location.mkdir(parents=True, exist_ok=True)
+    return view[name](location, **options)
+
+
+@dataclass
+class ProjectIndex:
+    """Open handles on one project's stores; close() releases them."""
+
+    project: str
+    text: Any
+    graph: Any
+    nodes: NodeStore
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, project: str, registry: Any, config: Any, *, create: bool = True) -> ProjectIndex:
+        graph_dir = paths.index_dir("graph", project)
+        if not create and not (graph_dir / "nodes.db").exists():
+            raise NotFoundError(
+                f"project '{project}' has no index yet: run `cleveragents index PATH --project {project}`"
+            )
+        text = open_backend(registry, config, "text", paths.index_dir("text", project))
+        graph = open_backend(registry, config, "graph", graph_dir / "store")
+        return cls(project, text, graph, NodeStore(graph_dir / "nodes.db"))
+
+    def close(self) -> None:
+        for backend in (self.text, self.graph, self.nodes):
+            close = getattr(backend, "close", None)
+            if close is not None:
+                close()

@@ -1,0 +1,51 @@
+"""Resolve ``symbol:`` edge targets to node URIs.
+
+Analyzers see one file at a time, so an import, base class or call names a
+symbol (``symbol:pkg.mod.Class``); the indexer knows every node of the
+resource and replaces the name with the node's URI when exactly one node
+answers to it. Ambiguous or external names stay symbolic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cleveragents.models.uko import UKONode
+
+__all__ = ["resolve_edges", "symbol_keys"]
+
+_PREFIX = "symbol:"
+
+
+def symbol_keys(node: UKONode) -> set[str]:
+    """Names a node answers to: its name, qualname and dotted module path."""
+    keys = {node.name, node.qualname}
+    if node.path.endswith(".py"):
+        module = node.path[:-3].replace("/", ".").removesuffix(".__init__")
+        for prefix in ("src.", "lib."):
+            module = module.removeprefix(prefix)
+        keys.add(f"{module}.{node.qualname}" if node.qualname else module)
+    keys.discard("")
+    return keys
+
+
+def resolve_edges(nodes: Iterable[UKONode], known: dict[str, list[str]]) -> int:
+    """Rewrite resolvable ``symbol:`` targets in place; return how many were resolved."""
+    nodes = list(nodes)
+    table: dict[str, set[str]] = {key: set(uris) for key, uris in known.items()}
+    for node in nodes:
+        for key in symbol_keys(node):
+            table.setdefault(key, set()).add(node.uri)
+    resolved = 0
+    for node in nodes:
+        for i, (predicate, target) in enumerate(node.edges):
+            if not target.startswith(_PREFIX):
+                continue
+            name = target[len(_PREFIX) :]
+            candidates = table.get(name)
+            if candidates and len(candidates) == 1:
+                (uri,) = candidates
+                if uri != node.uri:
+                    node.edges[i] = (predicate, uri)
+                    resolved += 1
+    return resolved

@@ -1,0 +1,164 @@
+"""Glue between the CLI (or an event hook) and RepoIndexingService.
+
+``index_path`` is what ``cleveragents index PATH`` does: make sure the project
+and resource exist, index with a progress bar on a terminal, and tell the
+plugins (``cleveragents_resource_indexed``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cleveragents.models.resources import Resource
+
+from cleveragents_acms.indexing.models import RepoIndex
+from cleveragents_acms.indexing.service import Progress, RepoIndexingService
+
+__all__ = ["ensure_resource", "index_path", "index_resource", "service_for"]
+
+
+def service_for(app: Any) -> RepoIndexingService:
+    """The indexing service over the app's database, registry and configuration."""
+    app.host.configure(app.config)
+    return RepoIndexingService(app.database, app.registry, app.config)
+
+
+def ensure_resource(app: Any, path: Path, project: str | None) -> tuple[Resource, str]:
+    """The resource registered at ``path`` (created if needed), linked into ``project``.
+
+    Without a project, the project is named after the resource.
+    """
+    from cleveragents.cli.resource_cmd import default_resource_name, describe_location
+    from cleveragents.models.resources import check_name
+    from cleveragents.storage.audit import add_audit_row
+    from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
+
+    location, resource_type, properties = describe_location(str(path), "auto")
+    with app.database.session() as session:
+        resources = ResourceRepository(session)
+        projects = ProjectRepository(session)
+        existing = resources.find_by_location(str(location))
+        if existing:
+            resource = existing[0]
+        else:
+            name = default_resource_name(location)
+            suffix = 2
+            while resources.find_by_name(name) is not None:
+                name, suffix = f"{default_resource_name(location)}-{suffix}", suffix + 1
+            resource = resources.add(
+                Resource(
+                    name=name,
+                    resource_type_name=resource_type,
+                    location=str(location),
+                    properties=properties,
+                )
+            )
+            add_audit_row(
+                session,
+                "entity_created",
+                {
+                    "entity": "resource",
+                    "resource_id": resource.resource_id,
+                    "name": resource.name,
+                    "location": resource.location,
+                },
+            )
+        project_name = check_name("project", project or resource.label)
+        if projects.find(project_name) is None:
+            projects.create(project_name, description=f"created by `cleveragents index {location}`")
+            add_audit_row(
+                session,
+                "entity_created",
+                {"entity": "project", "name": project_name},
+                project_name=project_name,
+            )
+        if not any(
+            link.project_name == project_name
+            for link in resources.projects_of(resource.resource_id)
+        ):
+            resources.link_to_project(project_name, resource.resource_id)
+    return resource, project_name
+
+
+@contextmanager
+def _progress(label: str, enabled: bool) -> Iterator[Progress | None]:
+    if not enabled:
+        yield None
+        return
+    bar_holder: dict[str, Any] = {}
+
+    def update(done: int, total: int, path: str) -> None:
+        bar = bar_holder.get("bar")
+        if bar is None:
+            bar = click.progressbar(
+                length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True
+            )
+            bar.__enter__()
+            bar_holder["bar"] = bar
+        bar.update(1, current_item=path)
+
+    try:
+        yield update
+    finally:
+        if "bar" in bar_holder:
+            bar_holder["bar"].__exit__(None, None, None)
+
+
+def index_resource(
+    app: Any,
+    resource: Resource,
+    project: str,
+    *,
+    force: bool = False,
+    show_progress: bool | None = None,
+) -> RepoIndex:
+    """Index one stored resource into ``project`` and fire ``cleveragents_resource_indexed``."""
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    service = service_for(app)
+    with _progress(f"indexing {resource.label}", show_progress) as progress:
+        result = service.index_resource(
+            resource.resource_id,
+            resource.location or "",
+            project=project,
+            force=force,
+            progress=progress,
+        )
+    stats = {
+        "project": project,
+        **(result.run.to_dict() if result.run else {}),
+        "files": result.metadata.file_count,
+        "nodes": result.metadata.node_count,
+    }
+    for plugin, exc in app.host.call_event(
+        "cleveragents_resource_indexed", resource=resource, stats=stats
+    ):
+        click.echo(f"warning: plugin {plugin} failed on resource indexed: {exc}", err=True)
+    return result
+
+
+def index_path(
+    app: Any,
+    path: Path,
+    project: str | None,
+    *,
+    force: bool = False,
+    show_progress: bool | None = None,
+) -> tuple[Resource, RepoIndex]:
+    """``cleveragents index PATH``: register what is needed, then index."""
+    from cleveragents.errors import ValidationError
+
+    if not path.exists():
+        raise ValidationError(f"path does not exist: {path}")
+    if not path.is_dir():
+        raise ValidationError(f"not a directory: {path}")
+    resource, project_name = ensure_resource(app, path, project)
+    return resource, index_resource(
+        app, resource, project_name, force=force, show_progress=show_progress
+    )

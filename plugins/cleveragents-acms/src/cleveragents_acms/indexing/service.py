@@ -1,0 +1,548 @@
+"""RepoIndexingService (spec 001): index a resource's files into the project's stores.
+
+Every run is incremental: a file whose size and mtime are unchanged is skipped
+without reading; a file whose content hash is unchanged only gets its mtime
+updated; only the rest is analysed. Changed and removed nodes are retired, not
+deleted, so the graph keeps its revision history.
+
+Crash safety: the text index and the node store are written in transactions
+that commit only at the end, and ``indexed_files`` is updated last, so an
+interrupted run leaves the previous index usable and the next run redoes the
+unfinished files. The status row names the worker process; a row stuck in
+``indexing`` by a dead process is repaired by :meth:`cleanup_stale_indexing`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, insert, select, update
+
+from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
+from cleveragents.models.ids import new_ulid
+from cleveragents.models.uko import UKONode
+
+from cleveragents_acms.indexing.analysis import AnalyzerSpec, FileAnalysis, analyze_files
+from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
+from cleveragents_acms.indexing.project_index import ProjectIndex
+from cleveragents_acms.indexing.resolve import resolve_edges
+from cleveragents_acms.indexing.store import node_fingerprint
+from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
+
+__all__ = ["Progress", "RepoIndexingService"]
+
+#: ``progress(done, total, path)`` is called after each analysed file.
+Progress = Callable[[int, int, str], None]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RepoIndexingService:
+    """Builds and refreshes the index of resources, one project's stores at a time."""
+
+    def __init__(
+        self, database: Any, registry: Any, config: Any, *, workers: int | None = None
+    ) -> None:
+        self.database = database
+        self.registry = registry
+        self.config = config
+        self.workers = workers
+        ensure_tables(database)
+
+    # -- public API (spec 001) ---------------------------------------------------------
+
+    def index_resource(
+        self,
+        resource_id: str,
+        root_path: str | Path,
+        *,
+        project: str,
+        include_globs: tuple[str, ...] = (),
+        exclude_globs: tuple[str, ...] = (),
+        max_file_size: int | None = None,
+        max_total_size: int | None = None,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> RepoIndex:
+        """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``."""
+        root = Path(root_path).expanduser()
+        if not root.is_dir():
+            raise ValidationError(f"path does not exist or is not a directory: {root}")
+        if not project.strip():
+            raise ValidationError("project name is required")
+        self.cleanup_stale_indexing()
+        index_id, previous = self._claim(resource_id, project, root.resolve())
+        run = IndexRun()
+        started = time.perf_counter()
+        try:
+            files = self._run(
+                index_id,
+                resource_id,
+                project,
+                root.resolve(),
+                run,
+                force=force,
+                include_globs=include_globs,
+                exclude_globs=exclude_globs,
+                max_file_size=max_file_size,
+                max_total_size=max_total_size,
+                progress=progress,
+            )
+        except BaseException as exc:
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            message = "indexing was interrupted" if interrupted else _describe(exc)
+            # The stores were rolled back: the previous index (if any) is intact but stale.
+            self._set_status(index_id, "stale" if previous == "ready" else "error", message)
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise CleverAgentsError(
+                    f"disk full while writing the index of {root}; the previous index is intact"
+                ) from exc
+            raise
+        run.seconds = round(time.perf_counter() - started, 3)
+        metadata = self._finish(index_id, files, run)
+        return RepoIndex(metadata, files, run)
+
+    def refresh_index(self, resource_id: str, root_path: str | Path, **kwargs: Any) -> RepoIndex:
+        """Re-analyse only what changed since the last run (same options as index_resource)."""
+        project = kwargs.pop("project", None) or self._project_of(resource_id)
+        return self.index_resource(resource_id, root_path, project=project, **kwargs)
+
+    def get_index(self, resource_id: str, project: str | None = None) -> RepoIndex | None:
+        metadata = self.get_index_status(resource_id, project)
+        if metadata is None:
+            return None
+        with self.database.engine.connect() as conn:
+            rows = conn.execute(
+                select(indexed_files).where(indexed_files.c.index_id == metadata.index_id)
+            ).mappings()
+            files = tuple(_file_record(r) for r in rows)
+        return RepoIndex(metadata, files)
+
+    def get_index_status(
+        self, resource_id: str, project: str | None = None
+    ) -> IndexMetadata | None:
+        query = select(repo_indexes).where(repo_indexes.c.resource_id == resource_id)
+        if project:
+            query = query.where(repo_indexes.c.project_name == project)
+        with self.database.engine.connect() as conn:
+            row = conn.execute(query.order_by(repo_indexes.c.indexed_at.desc())).mappings().first()
+        return _metadata(row) if row else None
+
+    def list_indexes(self, project: str | None = None) -> list[IndexMetadata]:
+        query = select(repo_indexes).order_by(repo_indexes.c.project_name, repo_indexes.c.root_path)
+        if project:
+            query = query.where(repo_indexes.c.project_name == project)
+        with self.database.engine.connect() as conn:
+            return [_metadata(r) for r in conn.execute(query).mappings()]
+
+    def remove_index(self, resource_id: str, project: str | None = None) -> bool:
+        """Drop the resource from the project's stores and its status rows."""
+        found = False
+        for metadata in [m for m in self.list_indexes(project) if m.resource_id == resource_id]:
+            index = ProjectIndex.open(metadata.project_name, self.registry, self.config)
+            try:
+                index.nodes.delete_resource(resource_id)
+                if index.text is not None:
+                    index.text.delete_resource(resource_id)
+                    index.text.commit()
+                if index.graph is not None:
+                    index.graph.delete_resource(resource_id)
+            finally:
+                index.close()
+            with self.database.engine.begin() as conn:
+                conn.execute(
+                    delete(indexed_files).where(indexed_files.c.index_id == metadata.index_id)
+                )
+                conn.execute(
+                    delete(repo_indexes).where(repo_indexes.c.index_id == metadata.index_id)
+                )
+            found = True
+        return found
+
+    def cleanup_stale_indexing(self) -> int:
+        """Repair rows left in ``indexing`` by a process that no longer runs."""
+        host = socket.gethostname()
+        repaired = 0
+        with self.database.engine.begin() as conn:
+            rows = conn.execute(
+                select(
+                    repo_indexes.c.index_id,
+                    repo_indexes.c.worker_pid,
+                    repo_indexes.c.worker_host,
+                    repo_indexes.c.file_count,
+                ).where(repo_indexes.c.status == "indexing")
+            ).all()
+            for index_id, pid, worker_host, file_count in rows:
+                if worker_host == host and _pid_alive(pid):
+                    continue
+                conn.execute(
+                    update(repo_indexes)
+                    .where(repo_indexes.c.index_id == index_id)
+                    .values(
+                        status="stale" if file_count else "error",
+                        error_message=f"indexing was interrupted (process {pid} ended); "
+                        "run `cleveragents index` again",
+                        worker_pid=None,
+                    )
+                )
+                repaired += 1
+        return repaired
+
+    # -- the run ---------------------------------------------------------------------
+
+    def _claim(self, resource_id: str, project: str, root: Path) -> tuple[str, str | None]:
+        """Create or take the status row; refuse if a live process is indexing it."""
+        now = _now().isoformat()
+        me = {
+            "status": "indexing",
+            "worker_pid": os.getpid(),
+            "worker_host": socket.gethostname(),
+            "error_message": None,
+        }
+        with self.database.engine.begin() as conn:
+            row = (
+                conn.execute(
+                    select(repo_indexes).where(
+                        repo_indexes.c.resource_id == resource_id,
+                        repo_indexes.c.project_name == project,
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            if row is None:
+                index_id = new_ulid()
+                conn.execute(
+                    insert(repo_indexes).values(
+                        index_id=index_id,
+                        resource_id=resource_id,
+                        project_name=project,
+                        root_path=str(root),
+                        indexed_at=now,
+                        created_at=now,
+                        **me,
+                    )
+                )
+                return index_id, None
+            if (
+                row["status"] == "indexing"
+                and row["worker_pid"] != os.getpid()
+                and _pid_alive(row["worker_pid"])
+            ):
+                raise BusinessRuleViolation(
+                    f"{root} is being indexed by another process (pid {row['worker_pid']})"
+                )
+            conn.execute(
+                update(repo_indexes)
+                .where(repo_indexes.c.index_id == row["index_id"])
+                .values(root_path=str(root), **me)
+            )
+            return row["index_id"], row["status"]
+
+    def _set_status(self, index_id: str, status: str, message: str | None) -> None:
+        with self.database.engine.begin() as conn:
+            conn.execute(
+                update(repo_indexes)
+                .where(repo_indexes.c.index_id == index_id)
+                .values(status=status, error_message=message, worker_pid=None)
+            )
+
+    def _analyzer_specs(self) -> list[AnalyzerSpec]:
+        specs = []
+        for registration in self.registry.analyzers.registrations():
+            reference = registration.target if isinstance(registration.target, str) else None
+            instance = None if reference else registration.resolve()
+            specs.append(AnalyzerSpec(registration.name, reference, instance))
+        if not specs:
+            raise CleverAgentsError("no analyzers are registered; is cleveragents-acms installed?")
+        return specs
+
+    def _run(
+        self,
+        index_id: str,
+        resource_id: str,
+        project: str,
+        root: Path,
+        run: IndexRun,
+        *,
+        force: bool,
+        include_globs: tuple[str, ...],
+        exclude_globs: tuple[str, ...],
+        max_file_size: int | None,
+        max_total_size: int | None,
+        progress: Progress | None,
+    ) -> tuple[FileRecord, ...]:
+        from cleveragents_acms.analyzers.files import discover
+
+        discovery = discover(
+            root,
+            max_file_size=max_file_size or int(self.config.get("context.file.max-size", 1_048_576)),
+            max_total_size=max_total_size or self.config.get("context.file.max-total-size"),
+            include_globs=include_globs,
+            exclude_globs=exclude_globs,
+        )
+        run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
+        with self.database.engine.connect() as conn:
+            known = {
+                r["path"]: r
+                for r in conn.execute(
+                    select(indexed_files).where(indexed_files.c.index_id == index_id)
+                ).mappings()
+            }
+        seen = {f.relative for f in discovery.files}
+        removed = sorted(set(known) - seen)
+        candidates = [
+            f
+            for f in discovery.files
+            if force
+            or f.relative not in known
+            or known[f.relative]["last_modified"] != str(f.mtime_ns)
+            or known[f.relative]["size_bytes"] != f.size
+        ]
+        total = len(candidates)
+        analyses: list[FileAnalysis] = []
+
+        def done(outcome: FileAnalysis) -> None:
+            if progress is not None:
+                progress(len(analyses) + 1, total, outcome.relative)
+
+        for outcome in analyze_files(
+            self._analyzer_specs(),
+            root,
+            [f.relative for f in candidates],
+            resource_id,
+            workers=self.workers,
+            on_done=done,
+        ):
+            analyses.append(outcome)
+        by_path = {f.relative: f for f in discovery.files}
+        changed = [
+            a
+            for a in analyses
+            if force
+            or a.relative not in known
+            or known[a.relative]["content_hash"] != a.content_hash
+        ]
+        touched_only = [a for a in analyses if a not in changed]
+        run.files_analyzed = len(changed)
+        run.files_unchanged = len(discovery.files) - len(changed)
+        run.files_removed = len(removed)
+        self._write(project, resource_id, changed, removed, run)
+        return self._record_files(index_id, known, changed, touched_only, removed, by_path, run)
+
+    def _write(
+        self,
+        project: str,
+        resource_id: str,
+        changed: Sequence[FileAnalysis],
+        removed: Sequence[str],
+        run: IndexRun,
+    ) -> None:
+        """Apply the run to the project's stores; all-or-nothing for text and node store."""
+        if not changed and not removed:
+            return
+        index = ProjectIndex.open(project, self.registry, self.config)
+        valid_from = _now().isoformat()
+        try:
+            paths = [a.relative for a in changed] + list(removed)
+            previous = index.nodes.current_fingerprints(resource_id, paths)
+            new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
+            for a in changed:
+                run.errors.extend((a.relative, e) for e in a.result.errors)
+            symbols = index.nodes.symbol_index([resource_id])
+            resolve_edges(new_nodes, symbols)
+            inserts, revised_uris = [], []
+            new_uris = set()
+            for node in new_nodes:
+                new_uris.add(node.uri)
+                fingerprint = node_fingerprint(node)
+                old = previous.get(node.uri)
+                if old is not None and old[0] == fingerprint:
+                    run.nodes_unchanged += 1
+                    continue
+                if old is not None:
+                    revised_uris.append(node.uri)
+                    run.nodes_revised += 1
+                else:
+                    run.nodes_added += 1
+                inserts.append((node, fingerprint, old[1] if old else None))
+            retired = [uri for uri in previous if uri not in new_uris]
+            run.nodes_retired = len(retired)
+            index.nodes.begin()
+            index.nodes.retire(retired + revised_uris, valid_until=valid_from)
+            index.nodes.insert(inserts, valid_from=valid_from)
+            if index.text is not None:
+                index.text.delete_paths(resource_id, paths)
+                index.text.add_nodes(new_nodes)
+            if index.graph is not None:
+                if retired or revised_uris:
+                    index.graph.retire(
+                        retired + revised_uris,
+                        valid_until=_parse(valid_from),
+                        successor_uris=set(revised_uris),
+                    )
+                index.graph.add_nodes([n for n, _, _ in inserts], valid_from=_parse(valid_from))
+            if index.text is not None:
+                index.text.commit()
+            index.nodes.commit()
+        except BaseException:
+            index.nodes.rollback()
+            if index.text is not None:
+                index.text.rollback()
+            raise
+        finally:
+            index.close()
+
+    def _record_files(
+        self,
+        index_id: str,
+        known: dict[str, Any],
+        changed: Sequence[FileAnalysis],
+        touched_only: Sequence[FileAnalysis],
+        removed: Sequence[str],
+        by_path: dict[str, Any],
+        run: IndexRun,
+    ) -> tuple[FileRecord, ...]:
+        with self.database.engine.begin() as conn:
+            if removed:
+                conn.execute(
+                    delete(indexed_files).where(
+                        indexed_files.c.index_id == index_id, indexed_files.c.path.in_(removed)
+                    )
+                )
+            rewritten = [a.relative for a in changed if a.relative in known]
+            for start in range(0, len(rewritten), 500):
+                conn.execute(
+                    delete(indexed_files).where(
+                        indexed_files.c.index_id == index_id,
+                        indexed_files.c.path.in_(rewritten[start : start + 500]),
+                    )
+                )
+            rows = [
+                {
+                    "index_id": index_id,
+                    "path": a.relative,
+                    "content_hash": a.content_hash,
+                    "token_count": a.token_estimate,
+                    "size_bytes": a.size,
+                    "language": a.language,
+                    "analyzer": a.analyzer,
+                    "node_count": len(a.result.nodes),
+                    "errors": "\n".join(a.result.errors) or None,
+                    "last_modified": str(by_path[a.relative].mtime_ns),
+                }
+                for a in changed
+            ]
+            if rows:
+                conn.execute(insert(indexed_files), rows)
+            for a in touched_only:
+                conn.execute(
+                    update(indexed_files)
+                    .where(
+                        indexed_files.c.index_id == index_id,
+                        indexed_files.c.path == a.relative,
+                    )
+                    .values(last_modified=str(by_path[a.relative].mtime_ns))
+                )
+            files = tuple(
+                _file_record(r)
+                for r in conn.execute(
+                    select(indexed_files).where(indexed_files.c.index_id == index_id)
+                ).mappings()
+            )
+        return files
+
+    def _finish(self, index_id: str, files: Iterable[FileRecord], run: IndexRun) -> IndexMetadata:
+        files = list(files)
+        tokens: Counter[str] = Counter()
+        for f in files:
+            if f.language != "unknown":
+                tokens[f.language] += f.token_count
+        values = {
+            "status": "ready",
+            "error_message": None,
+            "worker_pid": None,
+            "indexed_at": _now().isoformat(),
+            "file_count": len(files),
+            "node_count": sum(f.node_count for f in files),
+            "error_count": sum(1 for f in files if f.errors),
+            "token_estimate": sum(f.token_count for f in files),
+            "primary_language": tokens.most_common(1)[0][0] if tokens else "unknown",
+        }
+        with self.database.engine.begin() as conn:
+            conn.execute(
+                update(repo_indexes).where(repo_indexes.c.index_id == index_id).values(**values)
+            )
+            row = (
+                conn.execute(select(repo_indexes).where(repo_indexes.c.index_id == index_id))
+                .mappings()
+                .one()
+            )
+        return _metadata(row)
+
+    def _project_of(self, resource_id: str) -> str:
+        indexes = [m for m in self.list_indexes() if m.resource_id == resource_id]
+        if not indexes:
+            raise ValidationError(f"resource {resource_id} has not been indexed; give a project")
+        return indexes[0].project_name
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
+def _describe(exc: BaseException) -> str:
+    return getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+
+
+def _metadata(row: Any) -> IndexMetadata:
+    return IndexMetadata(
+        index_id=row["index_id"],
+        resource_id=row["resource_id"],
+        project_name=row["project_name"],
+        root_path=row["root_path"],
+        indexed_at=_parse(row["indexed_at"]),
+        file_count=row["file_count"],
+        node_count=row["node_count"],
+        error_count=row["error_count"],
+        token_estimate=row["token_estimate"],
+        primary_language=row["primary_language"],
+        status=row["status"],
+        error_message=row["error_message"],
+    )
+
+
+def _file_record(row: Any) -> FileRecord:
+    return FileRecord(
+        path=row["path"],
+        content_hash=row["content_hash"],
+        token_count=row["token_count"],
+        size_bytes=row["size_bytes"],
+        language=row["language"],
+        last_modified=row["last_modified"],
+        analyzer=row["analyzer"],
+        node_count=row["node_count"],
+        errors=tuple((row["errors"] or "").splitlines()),
+    )

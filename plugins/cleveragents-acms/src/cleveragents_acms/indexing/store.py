@@ -1,0 +1,289 @@
+"""NodeStore: every UKO node's renderings and provenance, current and retired.
+
+The graph holds structure and the text index holds search fields; assembling a
+context needs each node's text at several depths, which lives here, in one
+SQLite file per project (``index/graph/<project>/nodes.db``). Renderings are
+zlib-compressed JSON. A node that changes or disappears is not deleted: its row
+gets ``is_current = 0`` and ``valid_until``, and the new version's row names it
+in ``revision_of`` (spec 000, "Revision-Aware RDF").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from cleveragents.models.uko import UKONode
+
+__all__ = ["NodeStore", "StoredNode", "node_fingerprint"]
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS nodes (
+    uri TEXT NOT NULL,
+    valid_from TEXT NOT NULL,
+    valid_until TEXT,
+    is_current INTEGER NOT NULL DEFAULT 1,
+    revision_of TEXT,
+    fingerprint TEXT NOT NULL,
+    resource_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    uko_type TEXT NOT NULL,
+    name TEXT NOT NULL,
+    qualname TEXT NOT NULL,
+    parent TEXT,
+    language TEXT NOT NULL,
+    renderings BLOB NOT NULL,
+    properties TEXT NOT NULL,
+    edges TEXT NOT NULL,
+    PRIMARY KEY (uri, valid_from)
+);
+CREATE INDEX IF NOT EXISTS nodes_current_uri ON nodes(uri) WHERE is_current = 1;
+CREATE INDEX IF NOT EXISTS nodes_current_path ON nodes(resource_id, path) WHERE is_current = 1;
+CREATE INDEX IF NOT EXISTS nodes_current_name ON nodes(name) WHERE is_current = 1;
+"""
+
+_COLUMNS = (
+    "uri, valid_from, valid_until, is_current, revision_of, fingerprint, resource_id, path, "
+    "start_line, end_line, uko_type, name, qualname, parent, language, renderings, "
+    "properties, edges"
+)
+
+
+def node_fingerprint(node: UKONode) -> str:
+    """Hash of what a node says: unchanged fingerprint means no new revision."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (node.uko_type, node.name, node.parent or "", str(node.end_line - node.start_line)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for depth in sorted(node.renderings):
+        digest.update(f"{depth}:".encode())
+        digest.update(node.renderings[depth].encode())
+    digest.update(json.dumps(sorted(node.edges)).encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredNode:
+    """One stored node version, with its lines and renderings."""
+
+    node: UKONode
+    valid_from: str
+    valid_until: str | None
+    is_current: bool
+    revision_of: str | None
+    fingerprint: str
+
+
+def _row_to_stored(row: sqlite3.Row) -> StoredNode:
+    renderings = {int(k): v for k, v in json.loads(zlib.decompress(row["renderings"])).items()}
+    node = UKONode(
+        uri=row["uri"],
+        uko_type=row["uko_type"],
+        name=row["name"],
+        path=row["path"],
+        start_line=row["start_line"],
+        end_line=row["end_line"],
+        resource_id=row["resource_id"],
+        parent=row["parent"],
+        qualname=row["qualname"],
+        language=row["language"],
+        renderings=renderings,
+        edges=[tuple(e) for e in json.loads(row["edges"])],
+        properties=json.loads(row["properties"]),
+    )
+    return StoredNode(
+        node,
+        row["valid_from"],
+        row["valid_until"],
+        bool(row["is_current"]),
+        row["revision_of"],
+        row["fingerprint"],
+    )
+
+
+class NodeStore:
+    """SQLite-backed store of node versions for one project."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, _SCHEMA_VERSION):
+            raise RuntimeError(f"{path}: node store schema {version} is newer than this version")
+        self._db.executescript(_SCHEMA)
+        self._db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- writing ------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def insert(self, nodes: Iterable[tuple[UKONode, str, str | None]], *, valid_from: str) -> int:
+        """Insert current versions: ``(node, fingerprint, revision_of_valid_from)``."""
+        rows = (
+            (
+                n.uri,
+                valid_from,
+                None,
+                1,
+                rev,
+                fp,
+                n.resource_id,
+                n.path,
+                n.start_line,
+                n.end_line,
+                n.uko_type,
+                n.name,
+                n.qualname,
+                n.parent,
+                n.language,
+                zlib.compress(json.dumps(n.renderings).encode(), 1),
+                json.dumps(n.properties),
+                json.dumps(n.edges),
+            )
+            for n, fp, rev in nodes
+        )
+        cursor = self._db.executemany(
+            f"INSERT OR REPLACE INTO nodes ({_COLUMNS}) VALUES ({','.join('?' * 18)})", rows
+        )
+        return cursor.rowcount
+
+    def retire(self, uris: Sequence[str], *, valid_until: str) -> int:
+        """Mark the current versions of ``uris`` as no longer current."""
+        cursor = self._db.executemany(
+            "UPDATE nodes SET is_current = 0, valid_until = ? WHERE uri = ? AND is_current = 1",
+            ((valid_until, uri) for uri in uris),
+        )
+        return cursor.rowcount
+
+    def delete_resource(self, resource_id: str) -> int:
+        return self._db.execute("DELETE FROM nodes WHERE resource_id = ?", (resource_id,)).rowcount
+
+    # -- reading ------------------------------------------------------------------
+
+    def current_fingerprints(
+        self, resource_id: str, paths: Iterable[str]
+    ) -> dict[str, tuple[str, str]]:
+        """``uri -> (fingerprint, valid_from)`` of the current nodes of these files."""
+        out: dict[str, tuple[str, str]] = {}
+        for path in paths:
+            for row in self._db.execute(
+                "SELECT uri, fingerprint, valid_from FROM nodes "
+                "WHERE resource_id = ? AND path = ? AND is_current = 1",
+                (resource_id, path),
+            ):
+                out[row[0]] = (row[1], row[2])
+        return out
+
+    def get(self, uri: str) -> StoredNode | None:
+        """The current version of ``uri``, else its latest retired version."""
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM nodes WHERE uri = ? "
+            "ORDER BY is_current DESC, valid_from DESC LIMIT 1",
+            (uri,),
+        ).fetchone()
+        return _row_to_stored(row) if row else None
+
+    def get_many(self, uris: Iterable[str]) -> dict[str, UKONode]:
+        """Current nodes for ``uris`` (missing ones are left out)."""
+        out: dict[str, UKONode] = {}
+        uris = list(dict.fromkeys(uris))
+        for start in range(0, len(uris), 500):
+            chunk = uris[start : start + 500]
+            query = (
+                f"SELECT {_COLUMNS} FROM nodes WHERE is_current = 1 AND uri IN "
+                f"({','.join('?' * len(chunk))})"
+            )
+            for row in self._db.execute(query, chunk):
+                out[row["uri"]] = _row_to_stored(row).node
+        return out
+
+    def history(self, uri: str) -> list[StoredNode]:
+        """Every stored version of ``uri``, oldest first."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM nodes WHERE uri = ? ORDER BY valid_from", (uri,)
+        )
+        return [_row_to_stored(r) for r in rows]
+
+    def at_time(self, when: datetime, resource_ids: Iterable[str]) -> list[StoredNode]:
+        """Node versions valid at ``when`` (validFrom <= when < validUntil)."""
+        stamp = when.isoformat()
+        ids = list(resource_ids)
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM nodes WHERE valid_from <= ? "
+            "AND (valid_until IS NULL OR valid_until > ?) "
+            f"AND resource_id IN ({','.join('?' * len(ids))})",
+            (stamp, stamp, *ids),
+        )
+        return [_row_to_stored(r) for r in rows]
+
+    def iter_current(self, resource_ids: Iterable[str]) -> Iterator[UKONode]:
+        ids = list(resource_ids)
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM nodes WHERE is_current = 1 "
+            f"AND resource_id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+        for row in rows:
+            yield _row_to_stored(row).node
+
+    def symbol_index(self, resource_ids: Iterable[str]) -> dict[str, list[str]]:
+        """``name/qualname -> [uri]`` of current nodes, for resolving ``symbol:`` edges."""
+        ids = list(resource_ids)
+        index: dict[str, list[str]] = {}
+        rows = self._db.execute(
+            "SELECT uri, name, qualname, path FROM nodes WHERE is_current = 1 "
+            f"AND resource_id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+        for uri, name, qualname, path in rows:
+            for key in {name, qualname, _module_name(path, qualname)}:
+                if key:
+                    index.setdefault(key, []).append(uri)
+        return index
+
+    def count(self, resource_id: str | None = None, *, current_only: bool = True) -> int:
+        where, args = [], []
+        if current_only:
+            where.append("is_current = 1")
+        if resource_id:
+            where.append("resource_id = ?")
+            args.append(resource_id)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        return int(self._db.execute(f"SELECT count(*) FROM nodes{clause}", args).fetchone()[0])
+
+
+def _module_name(path: str, qualname: str) -> str:
+    """``pkg/mod.py`` + ``Cls.f`` -> ``pkg.mod.Cls.f`` (for import-style symbol lookups)."""
+    if not path.endswith(".py"):
+        return ""
+    module = path[:-3].replace("/", ".")
+    if module.endswith(".__init__"):
+        module = module[: -len(".__init__")]
+    for prefix in ("src.", "lib."):
+        if module.startswith(prefix):
+            module = module[len(prefix) :]
+    return f"{module}.{qualname}" if qualname else module

@@ -1,0 +1,115 @@
+"""Stage 9: the preamble that tells the reader what the context holds, why and from where.
+
+Built section by section (the spec's Builder): a summary line, the
+strategies used, the resources, and a compact structure map of the files
+with the symbols included from each. The whole preamble is measured with the
+assembly's tokenizer and never exceeds ``max_tokens``: sections are added in
+that order while they fit, long lists are cut with "… N more", and a
+preamble that cannot even hold its summary is not produced (``None``).
+``context.fusion.preamble-enabled = false`` disables it (``None``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from cleveragents.models.context import ContextFragment
+
+from cleveragents_acms.pipeline._common import count_tokens, setting
+
+__all__ = ["PreambleBuilder", "ProvenancePreambleGenerator"]
+
+_STAGE = "preamble-generator"
+_MAX_SYMBOLS_PER_FILE = 8
+
+
+@dataclass
+class PreambleBuilder:
+    """Adds lines while the preamble stays within ``max_tokens`` (counted for real)."""
+
+    max_tokens: int
+    lines: list[str] = field(default_factory=list)
+
+    def fits(self, *extra: str) -> bool:
+        return count_tokens("\n".join([*self.lines, *extra])) <= self.max_tokens
+
+    def add(self, line: str) -> bool:
+        """Append ``line`` if it fits; report whether it did."""
+        if self.fits(line):
+            self.lines.append(line)
+            return True
+        return False
+
+    def add_list(self, heading: str, items: list[str]) -> None:
+        """``heading`` and as many ``items`` as fit, then "… N more" when some do not."""
+        if not items or not self.add(heading):
+            return
+        for shown, item in enumerate(items):
+            rest = len(items) - shown - 1
+            if self.fits(item, f"  … {rest} more") if rest else self.fits(item):
+                self.lines.append(item)
+            else:
+                self.add(f"  … {len(items) - shown} more")
+                return
+
+    def build(self) -> str | None:
+        return "\n".join(self.lines) if self.lines else None
+
+
+class ProvenancePreambleGenerator:
+    """Summary, strategies, resources and a structure map, within ``max_tokens``."""
+
+    def __init__(self, *, enabled: bool | None = None) -> None:
+        self.enabled = enabled
+
+    def generate(
+        self,
+        fragments: list[ContextFragment],
+        strategies_used: list[str],
+        budget_used: float,
+        max_tokens: int,
+    ) -> str | None:
+        if not setting(_STAGE, "preamble-enabled", self.enabled) or max_tokens <= 0:
+            return None
+        builder = PreambleBuilder(int(max_tokens))
+        files: dict[tuple[str, str], list[ContextFragment]] = {}
+        for fragment in fragments:
+            key = (fragment.provenance.resource_id, fragment.provenance.path)
+            files.setdefault(key, []).append(fragment)
+        resources = Counter(f.provenance.resource_id for f in fragments)
+        tokens = sum(f.token_count for f in fragments)
+        summary = (
+            f"Context: {len(fragments)} fragments, {tokens} tokens "
+            f"({budget_used:.0%} of budget) from {len(files)} files in "
+            f"{len(resources)} resources."
+        )
+        if not builder.add(summary) and not builder.add(f"Context: {len(fragments)} fragments."):
+            return None
+        if strategies_used:
+            builder.add_list("Strategies:", [f"  - {name}" for name in strategies_used])
+        if len(resources) > 1:
+            builder.add_list(
+                "Resources:",
+                [f"  - {rid}: {count} fragments" for rid, count in resources.most_common()],
+            )
+        builder.add_list(
+            "Structure:", [_file_line(path, group) for (_, path), group in files.items()]
+        )
+        return builder.build()
+
+
+def _file_line(path: str, group: list[ContextFragment]) -> str:
+    """``  - app.py (d9): Config, Config.load, main`` — the symbols included from one file."""
+    depths = "/".join(str(d) for d in sorted({f.detail_depth for f in group}, reverse=True))
+    symbols = []
+    for fragment in group:
+        _, sep, qualname = fragment.uko_node.partition("#")
+        name = unquote(qualname)
+        if sep and name and name not in symbols:
+            symbols.append(name)
+    shown = ", ".join(symbols[:_MAX_SYMBOLS_PER_FILE])
+    if len(symbols) > _MAX_SYMBOLS_PER_FILE:
+        shown += f", +{len(symbols) - _MAX_SYMBOLS_PER_FILE}"
+    return f"  - {path or '?'} (d{depths})" + (f": {shown}" if shown else "")

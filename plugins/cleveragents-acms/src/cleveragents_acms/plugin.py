@@ -1,0 +1,144 @@
+"""What ACMS registers with the kernel. Only strings here: nothing heavy is imported to list plugins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cleveragents import hookimpl
+
+
+@hookimpl
+def register_commands(cli: object) -> None:
+    from cleveragents_acms.cli.index_cmd import index
+
+    cli.add_command(index)  # type: ignore[attr-defined]
+
+
+@hookimpl
+def cleveragents_resource_added(resource: object, project: str | None, app: object) -> None:
+    """`resource add` and `project link-resource` index the resource right away."""
+    from cleveragents_acms.indexing.runner import ensure_resource, index_resource
+
+    location = getattr(resource, "location", None)
+    if not location:
+        return
+    stored, project_name = ensure_resource(app, Path(location), project)
+    result = index_resource(app, stored, project_name)
+    import click
+
+    meta = result.metadata
+    click.echo(
+        f"Indexed {stored.label} into project {project_name}: "
+        f"{meta.file_count} files, {meta.node_count} nodes"
+    )
+
+
+@hookimpl
+def cleveragents_resource_removed(resource: object, app: object) -> None:
+    """Drop a removed resource from every project index."""
+    from cleveragents_acms.indexing.runner import service_for
+
+    service_for(app).remove_index(resource.resource_id)  # type: ignore[attr-defined]
+
+
+@hookimpl
+def register_text_backends(register: object) -> None:
+    """Tantivy full-text search over UKO nodes (``index.text.backend = "tantivy"``)."""
+    register("tantivy", "cleveragents_acms.backends.text:TantivyTextBackend")  # type: ignore[operator]
+
+
+@hookimpl
+def register_graph_backends(register: object) -> None:
+    """UKO triples in pyoxigraph, scoped SPARQL and revisions (``index.graph.backend``)."""
+    register("oxigraph", "cleveragents_acms.backends.graph:OxigraphGraphBackend")  # type: ignore[operator]
+
+
+_ANALYZERS = "cleveragents_acms.analyzers"
+
+
+@hookimpl
+def register_analyzers(register: object) -> None:
+    """Files to UKO nodes: Python (ast), Markdown, tree-sitter languages, any other text."""
+    for name, reference in (
+        ("python", f"{_ANALYZERS}.python:PythonAnalyzer"),
+        ("markdown", f"{_ANALYZERS}.markdown:MarkdownAnalyzer"),
+        ("typescript", f"{_ANALYZERS}.treesitter:TypeScriptAnalyzer"),
+        ("javascript", f"{_ANALYZERS}.treesitter:JavaScriptAnalyzer"),
+        ("go", f"{_ANALYZERS}.treesitter:GoAnalyzer"),
+        ("rust", f"{_ANALYZERS}.treesitter:RustAnalyzer"),
+        ("java", f"{_ANALYZERS}.treesitter:JavaAnalyzer"),
+        ("text", f"{_ANALYZERS}.text:GenericTextAnalyzer"),
+    ):
+        register(name, reference)  # type: ignore[operator]
+
+
+# -- Context Assembly Pipeline: the shipped default of each stage, and tokenizers ------
+
+_PIPELINE = "cleveragents_acms.pipeline"
+
+
+@hookimpl
+def register_strategy_selectors(register: object) -> None:
+    """Stage 1: confidence x quality, preferences, fallback degradation path."""
+    register("confidence-weighted", f"{_PIPELINE}.selector:ConfidenceWeightedSelector")  # type: ignore[operator]
+
+
+@hookimpl
+def register_budget_allocators(register: object) -> None:
+    """Stage 2: budget proportional to confidence x quality, min-useful-budget each."""
+    register("proportional", f"{_PIPELINE}.allocator:ProportionalBudgetAllocator")  # type: ignore[operator]
+
+
+@hookimpl
+def register_strategy_executors(register: object) -> None:
+    """Stage 3: parallel strategies with timeouts and circuit breakers."""
+    register("parallel", f"{_PIPELINE}.executor:ParallelStrategyExecutor")  # type: ignore[operator]
+
+
+@hookimpl
+def register_fragment_deduplicators(register: object) -> None:
+    """Stage 4: content-hash, uko-identity or semantic deduplication."""
+    register("content-hash", f"{_PIPELINE}.dedup:ContentHashDeduplicator")  # type: ignore[operator]
+
+
+@hookimpl
+def register_detail_depth_resolvers(register: object) -> None:
+    """Stage 5: the deepest rendering of each node that fits."""
+    register("max-depth", f"{_PIPELINE}.depth:MaxDepthResolver")  # type: ignore[operator]
+
+
+@hookimpl
+def register_fragment_scorers(register: object) -> None:
+    """Stage 6: relevance, hierarchy, quality and recency, weighted."""
+    register("weighted-composite", f"{_PIPELINE}.scorer:WeightedCompositeScorer")  # type: ignore[operator]
+
+
+@hookimpl
+def register_budget_packers(register: object) -> None:
+    """Stage 7: greedy knapsack with depth fallback."""
+    register("greedy-knapsack", f"{_PIPELINE}.packer:GreedyKnapsackPacker")  # type: ignore[operator]
+
+
+@hookimpl
+def register_fragment_orderers(register: object) -> None:
+    """Stage 8: relevance, topological or relevance-coherence order."""
+    register("relevance-coherence", f"{_PIPELINE}.orderer:RelevanceCoherenceOrderer")  # type: ignore[operator]
+
+
+@hookimpl
+def register_preamble_generators(register: object) -> None:
+    """Stage 9: provenance preamble within preamble-max-tokens."""
+    register("provenance", f"{_PIPELINE}.preamble:ProvenancePreambleGenerator")  # type: ignore[operator]
+
+
+@hookimpl
+def register_skeleton_compressors(register: object) -> None:
+    """Stage 10: depth 0-1 skeleton of a parent plan's context."""
+    register("depth-reduction", f"{_PIPELINE}.skeleton:DepthReductionCompressor")  # type: ignore[operator]
+
+
+@hookimpl
+def register_tokenizers(register: object) -> None:
+    """OpenAI's cl100k and o200k vocabularies, offline, through bpe-openai."""
+    register("cl100k", f"{_PIPELINE}.tokenizers:Cl100kTokenizer")  # type: ignore[operator]
+    register("o200k", f"{_PIPELINE}.tokenizers:O200kTokenizer")  # type: ignore[operator]

@@ -1,0 +1,451 @@
+"""The Python analyzer on this repository's code, installed third-party code and broken input."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_MEMBERS,
+    DEPTH_NAME,
+    DEPTH_OUTLINE,
+    DEPTH_SIGNATURES,
+    AnalysisResult,
+    UKONode,
+    node_uri,
+)
+from cleveragents_acms.analyzers.files import read_text
+from cleveragents_acms.analyzers.python import PythonAnalyzer, module_name_for
+
+REPO = Path(__file__).resolve().parents[3]
+RESOURCE = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+
+
+def analyze(path: Path, relative: str, content: str | None = None) -> AnalysisResult:
+    text = content if content is not None else read_text(path)[0]
+    return PythonAnalyzer().analyze(path, text, resource_id=RESOURCE, relative_path=relative)
+
+
+def analyze_source(source: str, relative: str = "pkg/sample.py") -> dict[str, UKONode]:
+    result = analyze(Path("/nonexistent") / relative, relative, textwrap.dedent(source))
+    assert result.errors == []
+    return {n.qualname: n for n in result.nodes}
+
+
+def uri(relative: str, qualname: str = "") -> str:
+    return node_uri(RESOURCE, relative, qualname)
+
+
+def installed(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin)
+
+
+REGISTRY = "cleveragents-core/src/cleveragents/registry.py"
+
+
+@pytest.fixture(scope="module")
+def registry_nodes() -> dict[str, UKONode]:
+    """This repository's own registry module, analyzed."""
+    result = analyze(REPO / REGISTRY, REGISTRY)
+    assert result.errors == []
+    return {n.qualname: n for n in result.nodes}
+
+
+def test_module_node_of_a_real_file(registry_nodes: dict[str, UKONode]) -> None:
+    """The module node has the dotted name, the whole file at depth 9 and a member listing."""
+    module = registry_nodes[""]
+    source = (REPO / REGISTRY).read_text(encoding="utf-8")
+    assert module.uri == uri(REGISTRY)
+    assert module.uko_type == "uko-py:Module"
+    assert module.name == "cleveragents.registry"
+    assert module.parent is None
+    assert module.start_line == 1 and module.end_line == len(source.splitlines())
+    assert module.renderings[DEPTH_FULL] == source
+    assert module.renderings[DEPTH_NAME] == REGISTRY
+    assert "classes: Registration, SlotView, Registry" in module.renderings[DEPTH_MEMBERS]
+    assert module.properties["docstring"].startswith("The resolved view of what plugins provide")
+    assert ("uko:dependsOn", "symbol:cleveragents.errors") in module.edges
+
+
+def test_classes_methods_signatures_and_docstrings(registry_nodes: dict[str, UKONode]) -> None:
+    """Classes and methods carry exact signatures, docstrings and decorators."""
+    registry = registry_nodes["Registry"]
+    assert registry.uko_type == "uko-py:Class"
+    assert registry.properties["docstring"] == "Every registration of every loaded plugin, by slot."
+    resolve = registry_nodes["Registry.resolve"]
+    assert resolve.uko_type == "uko-py:Method"
+    assert resolve.parent == registry.uri
+    assert resolve.properties["signature"] == "def resolve(self, slot_key: str, spec: str) -> Any"
+    assert resolve.properties["return_type"] == "Any"
+    assert resolve.properties["docstring"].startswith("A component by registered name")
+    params = json.loads(resolve.properties["parameters"])
+    assert [p["name"] for p in params] == ["self", "slot_key", "spec"]
+    assert params[1] == {"name": "slot_key", "kind": "positional", "annotation": "str"}
+    registration = registry_nodes["Registration"]
+    assert registration.properties["decorators"] == "@dataclass"
+    assert registry_nodes["Registry.analyzers"].uko_type == "uko-py:Property"
+    assert registry_nodes["Registry.analyzers"].properties["kind"] == "property"
+    assert registry_nodes["import_reference"].uko_type == "uko-py:Function"
+    assert registry_nodes["import_reference"].properties["signature"] == (
+        "def import_reference(reference: str) -> Any"
+    )
+
+
+def test_attributes_of_classes_and_modules(registry_nodes: dict[str, UKONode]) -> None:
+    """Dataclass fields, ``self.x`` set in ``__init__`` and module constants are attributes."""
+    field = registry_nodes["Registration.slot"]
+    assert field.uko_type == "uko-py:Attribute"
+    assert field.properties["annotation"] == "Slot"
+    assert field.renderings[DEPTH_SIGNATURES] == "slot: Slot"
+    instance = registry_nodes["SlotView._registrations"]
+    assert instance.properties["kind"] == "instance-attribute"
+    assert instance.parent == registry_nodes["SlotView"].uri
+    assert registry_nodes["__all__"].uko_type == "uko-py:Variable"
+
+
+def test_inheritance_imports_and_calls_become_edges(registry_nodes: dict[str, UKONode]) -> None:
+    """Bases, imports and calls point at local URIs or ``symbol:`` names."""
+    slot_view = registry_nodes["SlotView"]
+    assert ("uko-oo:inheritsFrom", "symbol:collections.abc.Mapping") in slot_view.edges
+    importer = registry_nodes["import.cleveragents.errors"]
+    assert importer.uko_type == "uko-py:Import"
+    assert (
+        importer.name
+        == "from cleveragents.errors import NotFoundError, PluginError, ValidationError"
+    )
+    assert ("uko:dependsOn", "symbol:cleveragents.errors.PluginError") in importer.edges
+    resolve = registry_nodes["Registration.resolve"]
+    assert ("uko:dependsOn", uri(REGISTRY, "import_reference")) in resolve.edges
+    assert ("uko:dependsOn", uri(REGISTRY, "Registration.check")) in resolve.edges
+    assert ("uko:dependsOn", "symbol:cleveragents.errors.PluginError") in resolve.edges
+    assert not any(t.endswith(("isinstance", "component")) for _, t in resolve.edges)
+
+
+def test_renderings_of_a_method(registry_nodes: dict[str, UKONode]) -> None:
+    """Depth 4 is signature plus first docstring line; 6 elides bodies; 9 is the exact source."""
+    resolve = registry_nodes["Registry.resolve"]
+    lines = (REPO / REGISTRY).read_text(encoding="utf-8").splitlines()
+    assert resolve.renderings[DEPTH_FULL] == "\n".join(
+        lines[resolve.start_line - 1 : resolve.end_line]
+    )
+    assert resolve.renderings[DEPTH_FULL].lstrip().startswith("def resolve(")
+    assert resolve.renderings[DEPTH_SIGNATURES] == (
+        "def resolve(self, slot_key: str, spec: str) -> Any:\n"
+        '    """A component by registered name, ``"builtin:ClassName"`` or '
+        '``"module:ClassName"``."""'
+    )
+    outline = resolve.renderings[DEPTH_OUTLINE]
+    assert "if spec in view:" in outline and "return view[spec]" in outline
+    assert "ad_hoc = Registration(" not in outline
+    registry = registry_nodes["Registry"]
+    assert (
+        "    def add(self, registration: Registration) -> None: ..."
+        in (registry.renderings[DEPTH_SIGNATURES])
+    )
+    assert registry.renderings[DEPTH_MEMBERS].startswith("class Registry: _slots, __init__, add")
+
+
+def test_every_node_has_a_consistent_uri_parent_and_range(
+    registry_nodes: dict[str, UKONode],
+) -> None:
+    """URIs follow ``node_uri``, parents exist and enclose their children's line ranges."""
+    by_uri = {n.uri: n for n in registry_nodes.values()}
+    for node in registry_nodes.values():
+        assert node.uri == uri(REGISTRY, node.qualname)
+        assert node.path == REGISTRY and node.resource_id == RESOURCE
+        assert node.language == "python"
+        assert 1 <= node.start_line <= node.end_line
+        if node.parent is not None:
+            parent = by_uri[node.parent]
+            assert parent.start_line <= node.start_line <= node.end_line <= parent.end_line
+
+
+def test_third_party_click_core() -> None:
+    """click's core module: classes, inheritance inside the module, overloads, enums."""
+    result = analyze(installed("click.core"), "click/core.py")
+    assert result.errors == []
+    nodes = {n.qualname: n for n in result.nodes}
+    assert nodes[""].name == "click.core"
+    assert nodes["Context"].properties["docstring"].startswith("The context is a special")
+    group = nodes["Group"]
+    assert group.properties["signature"] == "class Group(Command)"
+    assert ("uko-oo:inheritsFrom", nodes["Command"].uri) in group.edges
+    assert (
+        nodes["Command.make_context"]
+        .properties["signature"]
+        .startswith("def make_context(self, info_name: str | None, args: list[str]")
+    )
+    assert (
+        nodes["Command.make_context"]
+        .properties["docstring"]
+        .startswith("This function when given an info name and arguments")
+    )
+    assert ("uko:dependsOn", nodes["Command.parse_args"].uri) in nodes["Command.make_context"].edges
+    assert "Context.invoke~2" in nodes  # typing.overload redefinitions keep distinct URIs
+    assert nodes["ParameterSource"].uko_type == "uko-py:Enum"
+    assert nodes["Parameter"].uko_type == "uko-py:Protocol"  # an ABC
+    assert len({n.uri for n in result.nodes}) == len(result.nodes)
+
+
+def test_third_party_pathspec_with_tab_indentation() -> None:
+    """pathspec (indented with tabs): methods, classmethod overloads, docstrings."""
+    result = analyze(installed("pathspec.pathspec"), "pathspec/pathspec.py")
+    assert result.errors == []
+    nodes = {n.qualname: n for n in result.nodes}
+    match_file = nodes["PathSpec.match_file"]
+    assert match_file.properties["signature"].startswith("def match_file(self, file: StrPath")
+    assert match_file.properties["docstring"].startswith("Matches the file to this path-spec.")
+    assert nodes["PathSpec.from_lines"].properties["kind"] == "classmethod"
+    assert match_file.renderings[DEPTH_FULL].startswith("\tdef match_file(")
+
+
+SAMPLE = '''\
+"""Parsing of requests."""
+
+from __future__ import annotations
+
+import json as j
+from . import codecs
+from .models import Request, Response
+from ..util import helpers
+
+LIMIT: int = 10
+A, B = 1, 2
+
+
+def parse(data: bytes, *, strict: bool = False) -> Request:
+    """Parse one request.
+
+    Raises on bad input.
+    """
+    payload = j.loads(data)
+    if strict:
+        validate(payload)
+    return Request(payload)
+
+
+def validate(payload):
+    helpers.check(payload)
+    codecs.decode(payload)
+    unknown_function(payload)
+    payload.items()
+
+
+class Parser(Base, metaclass=Meta):
+    """Stateful parser."""
+
+    kind = "http"
+
+    def __init__(self, name: str = "café") -> None:
+        self.name = name
+        self.count: int = 0
+
+    @staticmethod
+    def create() -> Parser:
+        return Parser()
+
+    async def feed(self, chunk: bytes, /, *rest: bytes, **options: str) -> None:
+        """Feed bytes."""
+        self.reset()
+        async with lock:
+            for item in rest:
+                parse(item)
+
+    def reset(self):
+        def inner(x):
+            return parse(x)
+
+        return inner
+
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Sink(Protocol):
+        def write(self, data: bytes) -> int: ...
+'''
+
+
+def test_a_module_with_every_kind_of_definition() -> None:
+    """Imports (relative ones resolved), constants, async methods, nested functions, protocols."""
+    nodes = analyze_source(SAMPLE, "src/web/http/parser.py")
+    rel = "src/web/http/parser.py"
+    assert nodes[""].name == "web.http.parser"
+    assert nodes["import.web.http.models"].edges == [
+        ("uko:dependsOn", "symbol:web.http.models.Request"),
+        ("uko:dependsOn", "symbol:web.http.models.Response"),
+    ]
+    assert ("uko:dependsOn", "symbol:web.util.helpers") in nodes["import.web.util"].edges
+    assert nodes["LIMIT"].properties["annotation"] == "int"
+    assert {"A", "B"} <= set(nodes)
+    parse = nodes["parse"]
+    assert parse.properties["signature"] == (
+        "def parse(data: bytes, *, strict: bool = False) -> Request"
+    )
+    assert parse.properties["docstring"] == "Parse one request.\n\nRaises on bad input."
+    assert parse.renderings[DEPTH_SIGNATURES] == (
+        'def parse(data: bytes, *, strict: bool = False) -> Request:\n    """Parse one request."""'
+    )
+    assert parse.edges == [
+        ("uko:references", "symbol:web.http.models.Request"),
+        ("uko:dependsOn", "symbol:json.loads"),
+        ("uko:dependsOn", uri(rel, "validate")),
+        ("uko:dependsOn", "symbol:web.http.models.Request"),
+    ]
+    validate = nodes["validate"]
+    assert ("uko:dependsOn", "symbol:web.util.helpers.check") in validate.edges
+    assert ("uko:dependsOn", "symbol:web.http.codecs.decode") in validate.edges
+    assert ("uko:dependsOn", "symbol:unknown_function") in validate.edges
+    assert not any("items" in target for _, target in validate.edges)
+    parser = nodes["Parser"]
+    assert parser.properties["signature"] == "class Parser(Base, metaclass=Meta)"
+    assert ("uko-oo:inheritsFrom", "symbol:Base") in parser.edges
+    assert ("uko:dependsOn", "symbol:Meta") in parser.edges
+    assert nodes["Parser.__init__"].properties["signature"] == (
+        'def __init__(self, name: str = "café") -> None'
+    )
+    assert nodes["Parser.name"].properties["kind"] == "instance-attribute"
+    assert nodes["Parser.count"].properties["annotation"] == "int"
+    assert nodes["Parser.kind"].properties["kind"] == "attribute"
+    assert nodes["Parser.create"].properties["kind"] == "staticmethod"
+    assert ("uko:dependsOn", uri(rel, "Parser")) in nodes["Parser.create"].edges
+    feed = nodes["Parser.feed"]
+    assert feed.properties["signature"] == (
+        "async def feed(self, chunk: bytes, /, *rest: bytes, **options: str) -> None"
+    )
+    assert feed.properties["is_async"] == "true"
+    assert ("uko:dependsOn", uri(rel, "Parser.reset")) in feed.edges
+    assert ("uko:dependsOn", uri(rel, "parse")) in feed.edges
+    inner = nodes["Parser.reset.inner"]
+    assert inner.parent == nodes["Parser.reset"].uri
+    assert inner.edges == [("uko:dependsOn", uri(rel, "parse"))]
+    assert nodes["Sink"].uko_type == "uko-py:Protocol"
+    assert nodes["Sink.write"].properties["signature"] == "def write(self, data: bytes) -> int"
+
+
+def test_tests_are_linked_to_the_callables_they_call(tmp_path: Path) -> None:
+    """A ``test_*`` function in a test file is a TestFunction with testsCallable edges."""
+    source = textwrap.dedent(
+        """\
+        from mypkg.parser import parse, Parser
+
+        def helper():
+            return 1
+
+        def test_parse_reads_a_request():
+            assert parse(b"x") == helper()
+
+        class TestParser:
+            def test_feed(self):
+                Parser().feed(b"")
+        """
+    )
+    result = analyze(tmp_path / "tests" / "test_parser.py", "tests/test_parser.py", source)
+    nodes = {n.qualname: n for n in result.nodes}
+    test = nodes["test_parse_reads_a_request"]
+    assert test.uko_type == "uko-py:TestFunction"
+    assert ("uko-code:testsCallable", "symbol:mypkg.parser.parse") in test.edges
+    assert ("uko-code:testsCallable", uri("tests/test_parser.py", "helper")) in test.edges
+    assert ("uko-code:testsCallable", "symbol:mypkg.parser.Parser") in nodes[
+        "TestParser.test_feed"
+    ].edges
+    assert nodes["helper"].uko_type == "uko-py:Function"
+    same_name_elsewhere = analyze(tmp_path / "src" / "tools.py", "src/tools.py", source)
+    assert all(n.uko_type != "uko-py:TestFunction" for n in same_name_elsewhere.nodes)
+
+
+def test_a_syntax_error_still_yields_nodes_and_an_error() -> None:
+    """Broken code gets a module with its source and ``def``/``class`` lines, plus the error."""
+    source = textwrap.dedent(
+        """\
+        import os
+
+        class Broken:
+            def ok(self):
+                return 1
+
+            def bad(self)
+                return 2
+
+        def after():
+            pass
+        """
+    )
+    result = analyze(Path("broken.py"), "pkg/broken.py", source)
+    assert len(result.errors) == 1
+    assert result.errors[0].startswith("pkg/broken.py:7:") and "SyntaxError" in result.errors[0]
+    nodes = {n.qualname: n for n in result.nodes}
+    assert nodes[""].renderings[DEPTH_FULL] == source
+    assert nodes["Broken"].uko_type == "uko-py:Class"
+    assert nodes["Broken.ok"].uko_type == "uko-py:Method"
+    assert nodes["Broken.ok"].parent == nodes["Broken"].uri
+    assert (nodes["Broken.ok"].start_line, nodes["Broken.ok"].end_line) == (4, 5)
+    assert nodes["Broken"].end_line == 8
+    assert nodes["after"].renderings[DEPTH_FULL] == "def after():\n    pass"
+
+
+def test_invalid_utf8_and_null_bytes_do_not_raise(tmp_path: Path) -> None:
+    """Undecodable bytes are replaced and reported by reading; NUL bytes fall back to lines."""
+    path = tmp_path / "latin.py"
+    path.write_bytes(b'NAME = "caf\xe9"\n\ndef greet():\n    return NAME\n')
+    text, errors = read_text(path)
+    assert errors and "invalid UTF-8" in errors[0]
+    result = analyze(path, "latin.py", text)
+    assert result.errors == []
+    nodes = {n.qualname: n for n in result.nodes}
+    assert nodes["NAME"].renderings[DEPTH_SIGNATURES] == 'NAME = "caf\ufffd"'
+    assert ("uko:dependsOn", uri("latin.py", "NAME")) not in nodes["greet"].edges
+    nul = analyze(tmp_path / "nul.py", "nul.py", "def f():\n    return '\x00'\n")
+    assert nul.errors and "nul.py" in nul.errors[0]
+    assert [n.qualname for n in nul.nodes] == ["", "f"]
+
+
+def test_deeply_nested_code_does_not_raise() -> None:
+    """Pathological nesting is reported instead of crashing the indexer."""
+    source = "x = " + "(" * 300 + "1" + ")" * 300 + "\n"
+    result = analyze(Path("deep.py"), "deep.py", source)
+    assert result.nodes[0].qualname == ""
+
+
+def test_supports() -> None:
+    """Python files by suffix, and scripts by their ``#!`` line."""
+    analyzer = PythonAnalyzer()
+    assert analyzer.supports(Path("a.py"), b"")
+    assert analyzer.supports(Path("stubs/a.pyi"), b"")
+    assert analyzer.supports(Path("bin/tool"), b"#!/usr/bin/env python3\nprint(1)\n")
+    assert not analyzer.supports(Path("bin/tool"), b"#!/bin/sh\n")
+    assert not analyzer.supports(Path("a.md"), b"")
+
+
+@pytest.mark.parametrize(
+    ("relative", "expected"),
+    [
+        ("cleveragents-core/src/cleveragents/registry.py", "cleveragents.registry"),
+        ("src/pkg/__init__.py", "pkg"),
+        ("click/core.py", "click.core"),
+        ("plugins/cleveragents-acms/tests/test_files.py", "tests.test_files"),
+        ("setup.py", "setup"),
+    ],
+)
+def test_module_names(relative: str, expected: str) -> None:
+    """Dotted module names come from the path, below ``src/`` when there is one."""
+    assert module_name_for(None, relative) == expected
+
+
+def test_packages_are_found_on_disk(tmp_path: Path) -> None:
+    """Without ``src/``, enclosing folders with ``__init__.py`` make the package name."""
+    (tmp_path / "proj" / "app" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / "app" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "app" / "sub" / "__init__.py").write_text("")
+    module = tmp_path / "proj" / "app" / "sub" / "views.py"
+    module.write_text("x = 1\n")
+    assert module_name_for(module, "proj/app/sub/views.py") == "app.sub.views"
+    package = analyze(tmp_path / "proj" / "app" / "__init__.py", "proj/app/__init__.py", "")
+    assert package.nodes[0].uko_type == "uko-py:Package"
+    assert package.nodes[0].name == "app"

@@ -1,0 +1,309 @@
+"""File discovery: ignore rules, sniffing, limits, symlinks, reading, choosing analyzers."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from cleveragents_acms.analyzers.files import (
+    Discovery,
+    SkipReason,
+    choose_analyzer,
+    discover,
+    language_of,
+    read_text,
+)
+
+
+def write(root: Path, relative: str, content: str | bytes = "x = 1\n") -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def found(discovery: Discovery) -> list[str]:
+    return [f.relative for f in discovery.files]
+
+
+def reason(discovery: Discovery, relative: str) -> str:
+    matches = [s.reason for s in discovery.skipped if s.relative == relative]
+    assert matches, f"{relative} was not skipped: {discovery.skipped}"
+    return matches[0]
+
+
+def test_files_are_listed_sorted_with_posix_paths_sizes_and_mtimes(tmp_path: Path) -> None:
+    """Every kept file has its path, relative posix path, size and mtime."""
+    write(tmp_path, "b.py", "b = 2\n")
+    write(tmp_path, "a/z.md", "# Z\n")
+    write(tmp_path, "a/c/d.txt", "text\n")
+    discovery = discover(tmp_path)
+    assert found(discovery) == ["a/c/d.txt", "a/z.md", "b.py"]
+    first = discovery.files[0]
+    assert first.path == tmp_path / "a" / "c" / "d.txt"
+    assert first.size == 5
+    assert first.mtime_ns == os.stat(first.path).st_mtime_ns
+    assert first.language == "text"
+    assert discovery.skipped == []
+
+
+def test_root_gitignore_with_negation_and_directories(tmp_path: Path) -> None:
+    """``*.log`` ignores logs, ``!keep.log`` brings one back, ``build/`` prunes a folder."""
+    write(tmp_path, ".gitignore", "# comment\n*.log\n!keep.log\nbuild/\n")
+    write(tmp_path, "app.log", "noise\n")
+    write(tmp_path, "keep.log", "kept\n")
+    write(tmp_path, "build/out.py")
+    write(tmp_path, "src/build.py")
+    discovery = discover(tmp_path)
+    assert found(discovery) == [".gitignore", "keep.log", "src/build.py"]
+    assert reason(discovery, "app.log") == SkipReason.IGNORED
+    assert reason(discovery, "build/") == SkipReason.IGNORED
+
+
+def test_nested_gitignore_applies_below_its_folder_only(tmp_path: Path) -> None:
+    """A nested ``.gitignore`` is relative to its folder and overrides the root's verdict."""
+    write(tmp_path, ".gitignore", "*.secret\n")
+    write(tmp_path, "pkg/.gitignore", "/local.txt\ngenerated/\n!allowed.secret\n")
+    write(tmp_path, "pkg/local.txt", "ignored\n")
+    write(tmp_path, "pkg/deep/local.txt", "kept: the pattern is anchored\n")
+    write(tmp_path, "pkg/generated/x.py")
+    write(tmp_path, "pkg/allowed.secret", "re-included\n")
+    write(tmp_path, "pkg/other.secret", "ignored by the root\n")
+    write(tmp_path, "local.txt", "kept: other folder\n")
+    discovery = discover(tmp_path)
+    assert found(discovery) == [
+        ".gitignore",
+        "local.txt",
+        "pkg/.gitignore",
+        "pkg/allowed.secret",
+        "pkg/deep/local.txt",
+    ]
+    assert reason(discovery, "pkg/generated/") == SkipReason.IGNORED
+
+
+def test_git_info_exclude_is_honoured(tmp_path: Path) -> None:
+    """Patterns in ``.git/info/exclude`` ignore files like a root ``.gitignore``."""
+    write(tmp_path, ".git/info/exclude", "scratch/\n")
+    write(tmp_path, ".git/HEAD", "ref: refs/heads/main\n")
+    write(tmp_path, "scratch/notes.md", "# notes\n")
+    write(tmp_path, "main.py")
+    discovery = discover(tmp_path)
+    assert found(discovery) == ["main.py"]
+    assert reason(discovery, ".git/") == SkipReason.EXCLUDED_DIR
+    assert reason(discovery, "scratch/") == SkipReason.IGNORED
+
+
+def test_tool_folders_and_virtualenvs_are_skipped(tmp_path: Path) -> None:
+    """node_modules, __pycache__ and any folder holding ``pyvenv.cfg`` are never walked."""
+    write(tmp_path, "node_modules/left-pad/index.js", "module.exports = 1;\n")
+    write(tmp_path, "pkg/__pycache__/mod.cpython-311.pyc", b"\x00\x01")
+    write(tmp_path, "env/pyvenv.cfg", "home = /usr/bin\n")
+    write(tmp_path, "env/lib/site.py")
+    write(tmp_path, "pkg/mod.py")
+    discovery = discover(tmp_path)
+    assert found(discovery) == ["pkg/mod.py"]
+    assert reason(discovery, "node_modules/") == SkipReason.EXCLUDED_DIR
+    assert reason(discovery, "pkg/__pycache__/") == SkipReason.EXCLUDED_DIR
+    assert reason(discovery, "env/") == SkipReason.VIRTUALENV
+
+
+def test_binary_files_are_skipped_and_legacy_text_is_kept(tmp_path: Path) -> None:
+    """NUL bytes or a binary suffix mean binary; latin-1 prose is still text."""
+    write(tmp_path, "blob.dat2", b"\x7fELF\x02\x01\x01\x00\x00\x00" * 20)
+    write(tmp_path, "image.png", b"not really a png")
+    write(tmp_path, "noise.bin2", bytes(range(1, 32)) * 50)
+    write(tmp_path, "latin1.txt", "café crème, déjà vu\n".encode("latin-1"))
+    discovery = discover(tmp_path)
+    assert found(discovery) == ["latin1.txt"]
+    for name in ("blob.dat2", "image.png", "noise.bin2"):
+        assert reason(discovery, name) == SkipReason.BINARY
+
+
+def test_generated_and_minified_files_are_skipped(tmp_path: Path) -> None:
+    """Generated-code markers in the first lines, ``.min.js`` and very long lines are skipped."""
+    write(tmp_path, "api_pb2.py", "# Generated by the protocol buffer compiler.  DO NOT EDIT!\n")
+    write(tmp_path, "zz_gen.go", "// Code generated by stringer; DO NOT EDIT.\n\npackage x\n")
+    write(tmp_path, "schema.ts", "/* @generated */\nexport type A = 1;\n")
+    write(tmp_path, "vendor.min.js", "var a=1;\n")
+    write(tmp_path, "bundle.js", "var a=1;" * 1000)
+    write(tmp_path, "version.py", '__version__ = "1.0"  # DO NOT EDIT THIS LINE MANUALLY\n')
+    write(tmp_path, "notes.py", '"""Reports generated by the tool are kept."""\n')
+    discovery = discover(tmp_path)
+    assert found(discovery) == ["notes.py", "version.py"]
+    for name in ("api_pb2.py", "zz_gen.go", "schema.ts"):
+        assert reason(discovery, name) == SkipReason.GENERATED
+    assert reason(discovery, "vendor.min.js") == SkipReason.MINIFIED
+    assert reason(discovery, "bundle.js") == SkipReason.MINIFIED
+
+
+def test_size_limits(tmp_path: Path) -> None:
+    """Files over ``max_file_size`` are skipped; ``max_total_size`` stops adding files."""
+    write(tmp_path, "big.txt", "x" * 100 + "\n")
+    for name in ("a.txt", "b.txt", "c.txt"):
+        write(tmp_path, name, "y" * 39 + "\n")
+    discovery = discover(tmp_path, max_file_size=50, max_total_size=90)
+    assert found(discovery) == ["a.txt", "b.txt"]
+    assert reason(discovery, "big.txt").startswith(SkipReason.TOO_LARGE)
+    assert reason(discovery, "c.txt").startswith(SkipReason.TOTAL_SIZE)
+    assert discovery.total_size == 80
+
+
+def test_include_and_exclude_globs(tmp_path: Path) -> None:
+    """Include globs keep only matching files; exclude globs drop files and prune folders."""
+    write(tmp_path, "src/a.py")
+    write(tmp_path, "src/b.md", "# b\n")
+    write(tmp_path, "tests/test_a.py")
+    write(tmp_path, "docs/guide.md", "# guide\n")
+    discovery = discover(tmp_path, include_globs=["*.py", "docs/**"], exclude_globs=["tests/"])
+    assert found(discovery) == ["docs/guide.md", "src/a.py"]
+    assert reason(discovery, "tests/") == SkipReason.EXCLUDED
+    assert reason(discovery, "src/b.md") == SkipReason.NOT_INCLUDED
+
+
+def test_symlink_loops_end_and_links_leaving_the_root_are_not_followed(tmp_path: Path) -> None:
+    """A link to an ancestor or outside the root is skipped; the walk terminates."""
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    write(outside, "secret.py")
+    write(root, "pkg/mod.py")
+    write(root, "real/util.py")
+    os.symlink(root / "pkg", root / "pkg" / "loop")
+    os.symlink(root, root / "pkg" / "to_root")
+    os.symlink(outside, root / "escape")
+    os.symlink(outside / "secret.py", root / "secret_link.py")
+    os.symlink(root / "real", root / "alias")
+    os.symlink(root / "real" / "util.py", root / "util_link.py")
+    os.symlink(root / "missing.py", root / "dangling.py")
+    started = time.monotonic()
+    discovery = discover(root)
+    assert time.monotonic() - started < 5
+    assert found(discovery) == ["pkg/mod.py", "real/util.py", "util_link.py"]
+    assert reason(discovery, "pkg/loop/").startswith(SkipReason.SYMLINK_LOOP)
+    assert reason(discovery, "pkg/to_root/").startswith(SkipReason.SYMLINK_LOOP)
+    assert reason(discovery, "escape") == SkipReason.SYMLINK_OUTSIDE
+    assert reason(discovery, "secret_link.py") == SkipReason.SYMLINK_OUTSIDE
+    assert reason(discovery, "alias/").startswith(SkipReason.SYMLINK_DUPLICATE)
+    assert reason(discovery, "dangling.py") == SkipReason.BROKEN_SYMLINK
+
+
+def test_symlinked_folder_to_an_unwalked_target_is_followed(tmp_path: Path) -> None:
+    """A link to an ignored folder inside the root is walked once, under the link's name."""
+    write(tmp_path, ".gitignore", "vendored/\n")
+    write(tmp_path, "vendored/lib.py")
+    os.symlink(tmp_path / "vendored", tmp_path / "lib")
+    discovery = discover(tmp_path)
+    assert found(discovery) == [".gitignore", "lib/lib.py"]
+
+
+def test_special_files_do_not_block_and_are_skipped(tmp_path: Path) -> None:
+    """A FIFO (which would block a reader) is reported as not a regular file."""
+    write(tmp_path, "ok.py")
+    os.mkfifo(tmp_path / "pipe.py")
+    discovery = discover(tmp_path)
+    assert found(discovery) == ["ok.py"]
+    assert reason(discovery, "pipe.py") == SkipReason.NOT_REGULAR
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_entries_are_reported_not_raised(tmp_path: Path) -> None:
+    """A folder or file without read permission is skipped with a reason."""
+    write(tmp_path, "locked/a.py")
+    write(tmp_path, "closed.py")
+    (tmp_path / "locked").chmod(0)
+    (tmp_path / "closed.py").chmod(0)
+    try:
+        discovery = discover(tmp_path)
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+        (tmp_path / "closed.py").chmod(0o644)
+    assert found(discovery) == []
+    assert reason(discovery, "locked/").startswith(SkipReason.UNREADABLE)
+    assert reason(discovery, "closed.py").startswith(SkipReason.UNREADABLE)
+
+
+def test_a_missing_root_is_reported(tmp_path: Path) -> None:
+    """Discovering a path that is not a folder returns nothing and says why."""
+    discovery = discover(tmp_path / "nope")
+    assert discovery.files == []
+    assert discovery.skipped[0].reason.startswith(SkipReason.UNREADABLE)
+
+
+def test_ten_thousand_files_are_discovered_quickly(tmp_path: Path) -> None:
+    """10,000 files in 100 folders are walked, stat'ed and sniffed in about a second."""
+    for folder in range(100):
+        directory = tmp_path / f"pkg{folder:03d}"
+        directory.mkdir()
+        for index in range(100):
+            (directory / f"mod{index:03d}.py").write_text(f"VALUE = {index}\n")
+    write(tmp_path, ".gitignore", "*.tmp\n")
+    started = time.perf_counter()
+    discovery = discover(tmp_path)
+    elapsed = time.perf_counter() - started
+    assert len(discovery.files) == 10_001
+    assert elapsed < 3.0, f"discover took {elapsed:.2f}s"
+
+
+def test_read_text_reports_invalid_utf8_and_drops_a_bom(tmp_path: Path) -> None:
+    """Undecodable bytes become U+FFFD with an error; a UTF-8 BOM is removed."""
+    bad = write(tmp_path, "bad.py", b"name = 'caf\xe9'\n")
+    text, errors = read_text(bad)
+    assert text == "name = 'caf\ufffd'\n"
+    assert len(errors) == 1 and "invalid UTF-8 at byte 11" in errors[0]
+    bom = write(tmp_path, "bom.py", b"\xef\xbb\xbfx = 1\n")
+    assert read_text(bom) == ("x = 1\n", [])
+    missing_text, missing_errors = read_text(tmp_path / "missing.py")
+    assert missing_text == "" and "cannot read" in missing_errors[0]
+
+
+class _Analyzer:
+    def __init__(self, name: str, specificity: int, suffix: str | None) -> None:
+        self.name = name
+        self.specificity = specificity
+        self.suffix = suffix
+
+    def supports(self, path: Path, head: bytes) -> bool:
+        if self.suffix == "boom":
+            raise RuntimeError("broken analyzer")
+        return self.suffix is None or path.suffix == self.suffix
+
+
+def test_choose_analyzer_prefers_the_most_specific_supporting_one() -> None:
+    """The highest specificity among analyzers that support the file wins; errors are ignored."""
+    generic = _Analyzer("text", 0, None)
+    python = _Analyzer("python", 100, ".py")
+    broken = _Analyzer("broken", 500, "boom")
+    analyzers = [generic, broken, python]
+    assert choose_analyzer(analyzers, Path("a.py"), b"") is python
+    assert choose_analyzer(analyzers, Path("a.md"), b"") is generic
+    assert choose_analyzer([broken], Path("a.py"), b"") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "language"),
+    [
+        ("src/app.py", "python"),
+        ("web/index.tsx", "typescript"),
+        ("lib/x.mjs", "javascript"),
+        ("main.go", "go"),
+        ("src/lib.rs", "rust"),
+        ("App.java", "java"),
+        ("README.md", "markdown"),
+        ("config/settings.yaml", "yaml"),
+        ("pyproject.toml", "toml"),
+        ("Dockerfile", "dockerfile"),
+        ("build.Dockerfile", "dockerfile"),
+        ("Makefile", "make"),
+        (".env", "dotenv"),
+        ("scripts/run.sh", "shell"),
+        ("LICENSE", "text"),
+        ("data.unknownext", "text"),
+    ],
+)
+def test_language_of(name: str, language: str) -> None:
+    """Languages come from suffixes and well-known file names."""
+    assert language_of(name) == language

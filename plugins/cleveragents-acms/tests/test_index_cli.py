@@ -1,0 +1,128 @@
+"""`cleveragents index` as a user runs it: the installed command, a real repository, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CLI = str(Path(sys.executable).with_name("cleveragents"))
+
+
+def _run(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([CLI, *args], env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+                          capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, f"{args}: {done.stderr}"
+    return done
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A small git checkout with Python and Markdown files."""
+    root = tmp_path / "shop"
+    (root / "shop").mkdir(parents=True)
+    (root / "shop" / "__init__.py").write_text("")
+    (root / "shop" / "cart.py").write_text(
+        '"""Shopping cart."""\n\n\nclass Cart:\n    """Holds items."""\n\n'
+        "    def add_item(self, sku: str, quantity: int = 1) -> None:\n"
+        "        self.items[sku] = quantity\n"
+    )
+    (root / "README.md").write_text("# Shop\n\nA tiny shop.\n")
+    (root / ".gitignore").write_text("build/\n")
+    (root / "build").mkdir()
+    (root / "build" / "generated.py").write_text("def should_not_be_indexed():\n    pass\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> None:
+    """`index PATH --json` registers resource and project, and honours .gitignore."""
+    home = tmp_path / "home"
+    out = _run(home, "index", str(repo), "--project", "shop", "--json")
+    data = json.loads(out.stdout)
+    assert data["index"]["status"] == "ready"
+    assert data["index"]["file_count"] == 4  # __init__, cart, README, .gitignore
+    assert data["resource"]["resource_type_name"] == "git/checkout"
+    assert data["run"]["files_analyzed"] == 4
+    status = json.loads(_run(home, "index", "status", "--json").stdout)
+    assert [(s["project_name"], s["status"]) for s in status] == [("shop", "ready")]
+    projects = json.loads(_run(home, "project", "list", "--json").stdout)
+    assert any(p["name"] == "shop" for p in projects)
+    again = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    assert again["run"]["files_analyzed"] == 0
+
+
+def test_index_bad_input_is_one_line(tmp_path: Path) -> None:
+    """A missing path is a one-line error, a non-zero exit, and nothing written."""
+    home = tmp_path / "home"
+    done = _run(home, "index", str(tmp_path / "missing"), check=False)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        f"Error [422] VALIDATION_FAILED: path does not exist: {tmp_path / 'missing'}"
+    ]
+    assert "Traceback" not in done.stderr
+
+
+def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:
+    """`resource add` hands the new resource to the indexer through the event hook."""
+    home = tmp_path / "home"
+    _run(home, "project", "create", "shop")
+    out = _run(home, "resource", "add", str(repo), "--project", "shop")
+    assert "Indexed shop into project shop" in out.stdout
+    status = json.loads(_run(home, "index", "status", "--project", "shop", "--json").stdout)
+    assert status and status[0]["file_count"] == 4
+    _run(home, "resource", "remove", "shop", "--yes")
+    assert json.loads(_run(home, "index", "status", "--json").stdout) == []
+
+
+def _search(home: Path, query: str) -> list[str]:
+    """Search the project's text index from a separate process, as another reader would."""
+    code = (
+        "import sys, json\n"
+        "from cleveragents.config import load_config\n"
+        "from cleveragents.plugins import PluginHost\n"
+        "from cleveragents_acms.indexing.project_index import ProjectIndex\n"
+        "host = PluginHost.load()\n"
+        "index = ProjectIndex.open('shop', host.registry, load_config(), create=False)\n"
+        "hits = index.text.search(sys.argv[1], scope=frozenset(sys.argv[2:]), max_results=5)\n"
+        "print(json.dumps([h.uko_uri for h in hits]))\n"
+    )
+    status = json.loads(_run(home, "index", "status", "--json").stdout)
+    done = subprocess.run([sys.executable, "-c", code, query, status[0]["resource_id"]],
+                          env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(done.stdout) if done.returncode == 0 else []
+
+
+def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None:
+    """With --watch, a newly saved function is searchable within two seconds."""
+    home = tmp_path / "home"
+    watcher = subprocess.Popen(
+        [CLI, "index", str(repo), "--project", "shop", "--watch"],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        deadline = time.monotonic() + 60
+        while "watching" not in (line := watcher.stdout.readline()):
+            assert time.monotonic() < deadline and line, "the watcher never started"
+        time.sleep(0.3)
+        (repo / "shop" / "pricing.py").write_text("def apply_discount_code(code):\n    return 0.1\n")
+        saved = time.monotonic()
+        found = False
+        while time.monotonic() - saved < 10 and not found:
+            found = any("apply_discount_code" in uri for uri in _search(home, "apply_discount_code"))
+        elapsed = time.monotonic() - saved
+        assert found, "the saved file never became searchable"
+        print(f"saved file searchable after {elapsed:.2f}s")
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=30)

@@ -1,0 +1,226 @@
+"""RepoIndexingService on real code: full and incremental runs, revisions, isolation, faults."""
+
+from __future__ import annotations
+
+import errno
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cleveragents
+from cleveragents.config import load_config
+from cleveragents.plugins import PluginHost
+from cleveragents.storage.database import Database
+from cleveragents_acms.indexing.project_index import ProjectIndex
+from cleveragents_acms.indexing.service import RepoIndexingService
+
+CORE_SOURCES = Path(cleveragents.__file__).parent
+RESOURCE_A = "01JA0000000000000000000000"
+RESOURCE_B = "01JB0000000000000000000000"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A copy of the kernel's own sources plus a few awkward files."""
+    root = tmp_path / "repo"
+    shutil.copytree(
+        CORE_SOURCES, root / "cleveragents", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (root / "README.md").write_text("# Demo\n\n## Usage\n\nRun `cleveragents index`.\n")
+    (root / "broken.py").write_text("def ok():\n    return 1\n\ndef broken(:\n    pass\n")
+    (root / "latin1.py").write_bytes(b"# caf\xe9\nVALUE = 1\n")
+    (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+    return root
+
+
+@pytest.fixture
+def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RepoIndexingService]:
+    """A service over a fresh home, with the plugins installed in this environment."""
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    host = PluginHost.load(env={})
+    config = load_config(cwd=tmp_path, env={})
+    database = Database.for_sqlite_file(tmp_path / "home" / "cleveragents.db")
+    yield RepoIndexingService(database, host.registry, config, workers=2)
+    database.dispose()
+
+
+def _search(service: RepoIndexingService, project: str, query: str, scope: set[str]) -> list[Any]:
+    index = ProjectIndex.open(project, service.registry, service.config, create=False)
+    try:
+        return index.text.search(query, scope=frozenset(scope), max_results=20)
+    finally:
+        index.close()
+
+
+def test_full_index_of_real_code(service: RepoIndexingService, corpus: Path) -> None:
+    """Every analysable file is indexed; bad files are recorded, not fatal."""
+    result = service.index_resource(RESOURCE_A, corpus, project="demo")
+    meta = result.metadata
+    assert meta.status == "ready"
+    assert meta.primary_language == "python"
+    py_files = {p.relative_to(corpus).as_posix() for p in corpus.rglob("*.py")}
+    indexed = {f.path for f in result.files}
+    assert py_files <= indexed
+    assert "image.png" not in indexed
+    assert meta.node_count > 300
+    errors = {f.path: f.errors for f in result.files if f.errors}
+    assert "broken.py" in errors
+    assert any("UTF-8" in e for e in errors["latin1.py"])
+    hits = _search(service, "demo", "PluginHost", {RESOURCE_A})
+    assert any(h.metadata.get("path") == "cleveragents/plugins.py" for h in hits)
+
+
+def test_refresh_analyses_only_changed_files(service: RepoIndexingService, corpus: Path) -> None:
+    """A no-change refresh analyses nothing; one edited file is the only one analysed."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    again = service.refresh_index(RESOURCE_A, corpus)
+    assert again.run is not None and again.run.files_analyzed == 0
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text(target.read_text() + "\n\ndef brand_new_helper() -> int:\n    return 42\n")
+    changed = service.refresh_index(RESOURCE_A, corpus)
+    assert changed.run is not None
+    assert changed.run.files_analyzed == 1
+    assert changed.run.nodes_added >= 1
+    hits = _search(service, "demo", "brand_new_helper", {RESOURCE_A})
+    assert hits and hits[0].metadata.get("path") == "cleveragents/paths.py"
+
+
+def test_touch_without_change_is_not_reanalysed(service: RepoIndexingService, corpus: Path) -> None:
+    """A new mtime with the same content only updates the stored mtime."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    target = corpus / "cleveragents" / "errors.py"
+    target.write_bytes(target.read_bytes())
+    run = service.refresh_index(RESOURCE_A, corpus).run
+    assert run is not None and run.files_analyzed == 0
+
+
+def test_revision_chain_and_removed_files(service: RepoIndexingService, corpus: Path) -> None:
+    """A changed node is kept as a retired version; its successor points back to it."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    before = datetime.now(UTC)
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text(
+        target.read_text().replace("def home() -> Path:", "def home() -> Path:  # v2")
+    )
+    (corpus / "broken.py").unlink()
+    run = service.refresh_index(RESOURCE_A, corpus).run
+    assert run is not None and run.files_removed == 1 and run.nodes_revised >= 1
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        uri = next(
+            n.uri
+            for n in index.nodes.iter_current([RESOURCE_A])
+            if n.path == "cleveragents/paths.py" and n.name == "home"
+        )
+        history = index.nodes.history(uri)
+        assert [v.is_current for v in history] == [False, True]
+        assert history[1].revision_of == history[0].valid_from
+        assert history[0].valid_until is not None
+        old = index.nodes.at_time(before - timedelta(microseconds=1), [RESOURCE_A])
+        assert any(v.node.uri == uri and "# v2" not in v.node.rendering(9) for v in old)
+        assert not any(n.path == "broken.py" for n in index.nodes.iter_current([RESOURCE_A]))
+        graph = index.graph.query_at_time(
+            before - timedelta(microseconds=1), frozenset({RESOURCE_A})
+        )
+        assert graph.triples
+    finally:
+        index.close()
+
+
+def test_projects_and_resources_are_isolated(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path
+) -> None:
+    """A query scoped to one resource never returns another's nodes, even in one index."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "zebra.py").write_text("def zebra_unique_function():\n    return 'stripes'\n")
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    service.index_resource(RESOURCE_B, other, project="demo")
+    in_a = _search(service, "demo", "zebra_unique_function", {RESOURCE_A})
+    assert all(RESOURCE_A in hit.uko_uri and "zebra" not in hit.uko_uri for hit in in_a)
+    in_b = _search(service, "demo", "zebra_unique_function", {RESOURCE_B})
+    assert in_b and in_b[0].uko_uri.endswith("zebra.py#zebra_unique_function")
+    service.index_resource(RESOURCE_B, other, project="zoo")
+    assert {m.project_name for m in service.list_indexes()} == {"demo", "zoo"}
+
+
+def test_interrupt_keeps_previous_index_usable(service: RepoIndexingService, corpus: Path) -> None:
+    """Ctrl-C during a refresh leaves the old index searchable and the status not stuck."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text(target.read_text() + "\n\ndef interrupted_addition():\n    pass\n")
+
+    def interrupt(done: int, total: int, path: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh_index(RESOURCE_A, corpus, progress=interrupt)
+    status = service.get_index_status(RESOURCE_A, "demo")
+    assert status is not None and status.status == "stale"
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+    assert not any("interrupted_addition" in h.uko_uri
+                   for h in _search(service, "demo", "interrupted_addition", {RESOURCE_A}))
+    finished = service.refresh_index(RESOURCE_A, corpus)
+    assert finished.metadata.status == "ready"
+    assert any("interrupted_addition" in h.uko_uri
+               for h in _search(service, "demo", "interrupted_addition", {RESOURCE_A}))
+
+
+def test_full_disk_is_a_clear_error(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC while committing: a one-line error, the old index intact."""
+    from cleveragents.errors import CleverAgentsError
+    from cleveragents_acms.backends.text import TantivyTextBackend
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    (corpus / "cleveragents" / "new_module.py").write_text("def disk_full_probe():\n    pass\n")
+
+    def no_space(self: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(TantivyTextBackend, "commit", no_space)
+        with pytest.raises(CleverAgentsError, match="disk full"):
+            service.refresh_index(RESOURCE_A, corpus)
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+    assert not any("disk_full_probe" in h.uko_uri
+                   for h in _search(service, "demo", "disk_full_probe", {RESOURCE_A}))
+
+
+def test_stale_indexing_rows_are_repaired(service: RepoIndexingService, corpus: Path) -> None:
+    """A row left in 'indexing' by a dead process is repaired at start-up."""
+    from sqlalchemy import update
+
+    from cleveragents_acms.indexing.tables import repo_indexes
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    with service.database.engine.begin() as conn:
+        conn.execute(update(repo_indexes).values(status="indexing", worker_pid=2**22 + 12345))
+    assert service.cleanup_stale_indexing() == 1
+    status = service.get_index_status(RESOURCE_A, "demo")
+    assert status is not None and status.status == "stale"
+    assert "interrupted" in (status.error_message or "")
+
+
+def test_remove_index_drops_everything(service: RepoIndexingService, corpus: Path) -> None:
+    """remove_index clears the stores and the status rows."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert service.remove_index(RESOURCE_A)
+    assert service.get_index_status(RESOURCE_A) is None
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A}) == []
+    assert not service.remove_index(RESOURCE_A)
+
+
+def test_bad_input(service: RepoIndexingService, tmp_path: Path) -> None:
+    """A missing folder or an empty project name is a validation error."""
+    from cleveragents.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="does not exist"):
+        service.index_resource(RESOURCE_A, tmp_path / "missing", project="demo")
+    with pytest.raises(ValidationError, match="project"):
+        service.index_resource(RESOURCE_A, tmp_path, project=" ")

@@ -1,0 +1,239 @@
+"""The pipeline mediator: every stage runs, the budget is hard, the result is complete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cleveragents.errors import ValidationError
+from cleveragents.models.context import (
+    AssembledContext,
+    ContextBudget,
+    ContextFragment,
+    StrategyCapabilities,
+)
+from cleveragents.protocols.backends import BackendSet
+from cleveragents.testing.factories import (
+    StubStrategy,
+    make_assembled_context,
+    make_fragment,
+    make_request,
+)
+from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
+from cleveragents_acms.pipeline.config import SLOT_FIELDS, default_pipeline_config, stage_settings
+from cleveragents_acms.pipeline.tokenizers import get_tokenizer
+
+CL100K = get_tokenizer("cl100k")
+BASE = "https://cleveragents.ai/r/01J0000000000000000000000A"
+
+
+class Spy:
+    """Wraps a stage component and records the arguments of each call."""
+
+    def __init__(self, inner: Any, method: str) -> None:
+        self.inner, self.method, self.calls = inner, method, []
+        setattr(self, method, self._call)
+
+    def _call(self, *args: Any) -> Any:
+        self.calls.append(args)
+        return getattr(self.inner, self.method)(*args)
+
+
+METHODS = {
+    "strategy-selector": "select",
+    "budget-allocator": "allocate",
+    "strategy-executor": "execute",
+    "fragment-deduplicator": "deduplicate",
+    "detail-depth-resolver": "resolve",
+    "fragment-scorer": "score",
+    "budget-packer": "pack",
+    "fragment-orderer": "order",
+    "preamble-generator": "generate",
+    "skeleton-compressor": "compress",
+}
+
+
+class FirstLinesRenderer:
+    """Depth d keeps the first d + 1 lines."""
+
+    def render(self, fragment: ContextFragment, depth: int) -> ContextFragment | None:
+        content = "\n".join(fragment.content.splitlines()[: depth + 1])
+        return fragment.model_copy(
+            update={"content": content, "detail_depth": depth, "token_count": 1}
+        )  # wrong on purpose: recounted
+
+
+def source(name: str, lines: int = 20) -> str:
+    body = "\n".join(f"    total += weight_{i} * value_{i}" for i in range(lines))
+    return f"def {name}(values):\n    total = 0\n{body}\n    return total\n"
+
+
+def fragments(count: int, *, lines: int = 20, strategy: str = "") -> list[ContextFragment]:
+    return [
+        make_fragment(
+            f"{BASE}/pkg/m{i % 3}.py#f{i}",
+            source(f"f{i}", lines),
+            token_count=1,
+            relevance=round(0.95 * 0.93**i, 3),
+            path=f"pkg/m{i % 3}.py",
+            start_line=1 + 30 * i,
+            strategy=strategy,
+        )
+        for i in range(count)
+    ]
+
+
+def spied_pipeline(
+    strategies: list[Any], **kwargs: Any
+) -> tuple[ContextAssemblyPipeline, dict[str, Spy]]:
+    config = default_pipeline_config()
+    spies = {slot: Spy(config.component(slot), METHODS[slot]) for slot in SLOT_FIELDS}
+    config = config.replace(**{SLOT_FIELDS[slot]: spy for slot, spy in spies.items()})
+    return ContextAssemblyPipeline(config, strategies, tokenizer=CL100K, **kwargs), spies
+
+
+def exact_total(context: AssembledContext) -> int:
+    """What the context costs by the real tokenizer, preamble included."""
+    return sum(CL100K.count(f.content) for f in context.fragments) + CL100K.count(
+        context.preamble or ""
+    )
+
+
+def test_every_stage_runs_on_every_assembly() -> None:
+    """All ten stages are called once; without a parent the skeleton gets an empty one and 0."""
+    strategy = StubStrategy("simple-keyword", 0.8, fragments=fragments(6))
+    pipeline, spies = spied_pipeline([strategy])
+    pipeline.assemble(make_request(), BackendSet(), 4000)
+    assert {slot: len(spy.calls) for slot, spy in spies.items()} == dict.fromkeys(SLOT_FIELDS, 1)
+    parent, focus, budget = spies["skeleton-compressor"].calls[0]
+    assert (parent.fragments, budget) == ((), 0)
+
+
+def test_every_stage_runs_even_with_nothing_to_assemble() -> None:
+    """No strategies at all: every stage still runs, on empty input."""
+    pipeline, spies = spied_pipeline([])
+    context = pipeline.assemble(make_request(), None, 100)
+    assert all(len(spy.calls) == 1 for spy in spies.values())
+    assert (context.fragments, context.total_tokens) == ((), 0)
+
+
+def test_the_result_is_complete_and_consistent() -> None:
+    """Counts, hash, provenance, strategies, budget use and preamble all agree."""
+    strategy = StubStrategy("simple-keyword", 0.8, quality=0.3, fragments=fragments(8))
+    pipeline = ContextAssemblyPipeline(None, [strategy], tokenizer=CL100K)
+    context = pipeline.assemble(make_request(), BackendSet(), 3000, {"plan_id": "plan-1"})
+    assert context.plan_id == "plan-1"
+    assert context.strategies_used == ("simple-keyword",)
+    assert all(f.token_count == CL100K.count(f.content) for f in context.fragments)
+    assert context.total_tokens == sum(f.token_count for f in context.fragments)
+    assert context.context_hash == AssembledContext.hash_fragments(context.fragments)
+    assert set(context.provenance_map) == {f.uko_node for f in context.fragments}
+    entry = context.provenance_map[context.fragments[0].uko_node]
+    assert {"path", "strategy", "detail_depth", "composite_score"} <= set(entry)
+    assert context.budget_used == pytest.approx(context.total_tokens / 3000)
+    assert context.preamble and "simple-keyword" in context.preamble
+    assert context.preamble_tokens == CL100K.count(context.preamble)
+    assert exact_total(context) <= 3000 and context.is_within_budget
+
+
+def test_strategies_counting_wrongly_cannot_break_the_budget() -> None:
+    """Fragments claiming 1 token each are recounted before packing."""
+    strategy = StubStrategy("simple-keyword", 0.9, fragments=fragments(30))
+    context = ContextAssemblyPipeline(None, [strategy], tokenizer=CL100K).assemble(
+        make_request(), None, 700
+    )
+    assert context.fragments
+    assert exact_total(context) <= 700
+    assert any(d.delivered_depth is None for d in context.dropped)
+
+
+def test_depth_fallback_downgrades_when_the_budget_is_tight() -> None:
+    """With a renderer, fragments that do not fit arrive shallower instead of disappearing."""
+    strategy = StubStrategy("simple-keyword", 0.9, fragments=fragments(12))
+    pipeline = ContextAssemblyPipeline(
+        None, [strategy], tokenizer=CL100K, renderer=FirstLinesRenderer()
+    )
+    context = pipeline.assemble(make_request(), None, 1200)
+    depths = {f.detail_depth for f in context.fragments}
+    assert 9 in depths and depths & {0, 2, 4}
+    downgraded = [d for d in context.dropped if d.delivered_depth is not None]
+    assert downgraded and all(d.delivered_depth < d.detail_depth for d in downgraded)
+    assert exact_total(context) <= 1200
+
+
+def test_a_parent_context_contributes_a_skeleton_first() -> None:
+    """The parent's skeleton leads, stays within skeleton-ratio, and yields to deeper nodes."""
+    parent = make_assembled_context(
+        [
+            make_fragment(f"{BASE}/lib.py#g{i}", source(f"g{i}"), token_count=10, path="lib.py")
+            for i in range(10)
+        ]
+        + fragments(1)
+    )
+    strategy = StubStrategy("simple-keyword", 0.9, fragments=fragments(3))
+    pipeline = ContextAssemblyPipeline(None, [strategy], tokenizer=CL100K)
+    context = pipeline.assemble(
+        make_request(focus=(f"{BASE}/lib.py#g3",)), None, 2000, {"parent_context": parent}
+    )
+    skeleton = [f for f in context.fragments if f.metadata.get("skeleton") == "true"]
+    assert skeleton and context.fragments[: len(skeleton)] == tuple(skeleton)
+    assert sum(f.token_count for f in skeleton) <= int(2000 * 0.15)
+    assert all(f.detail_depth == 0 for f in skeleton)
+    nodes = [f.uko_node for f in context.fragments]
+    assert len(nodes) == len(set(nodes)), "the child's rendering replaces the skeleton's"
+    assert exact_total(context) <= 2000
+
+
+def test_the_preamble_is_reserved_and_can_be_disabled() -> None:
+    """A full budget still leaves room for the preamble; disabled, there is none."""
+    strategy = StubStrategy("simple-keyword", 0.9, fragments=fragments(40))
+    pipeline = ContextAssemblyPipeline(None, [strategy], tokenizer=CL100K)
+    context = pipeline.assemble(make_request(), None, 2000)
+    assert context.preamble is not None and 0 < context.preamble_tokens <= 200
+    assert exact_total(context) <= 2000
+
+    settings = stage_settings({"context.fusion.preamble-enabled": False})
+    quiet = ContextAssemblyPipeline(default_pipeline_config(settings), [strategy], tokenizer=CL100K)
+    context = quiet.assemble(make_request(), None, 2000)
+    assert (context.preamble, context.preamble_tokens) == (None, 0)
+
+
+def test_a_context_budget_and_the_request_limit_are_honoured() -> None:
+    """available = max - reserved, capped by request.max_tokens."""
+    strategy = StubStrategy("simple-keyword", 0.9, fragments=fragments(40))
+    pipeline = ContextAssemblyPipeline(None, [strategy], tokenizer=CL100K)
+    context = pipeline.assemble(
+        make_request(), None, ContextBudget(max_tokens=3000, reserved_tokens=2000)
+    )
+    assert exact_total(context) <= 1000 and context.budget.available_tokens == 1000
+    limited = pipeline.assemble(make_request(max_tokens=300), None, 3000)
+    assert exact_total(limited) <= 300
+    assert "the request limits the context to 300 tokens" in limited.notes
+
+
+def test_a_budget_must_be_positive() -> None:
+    """Zero or negative budgets are a validation error, not an empty context."""
+    with pytest.raises(ValidationError):
+        ContextAssemblyPipeline(None, []).assemble(make_request(), None, 0)
+
+
+def test_the_fallback_path_is_reported_in_the_notes() -> None:
+    """Preferred arce without a vector backend: notes explain the degradation."""
+
+    class Needs(StubStrategy):
+        def __init__(self, name: str, quality: float, **uses: bool) -> None:
+            super().__init__(name, 0.9, quality=quality, fragments=fragments(2, strategy=name))
+            self.capabilities = StrategyCapabilities(quality_score=quality, **uses)
+
+    strategies = [
+        Needs("arce", 0.95, uses_text=True, uses_vector=True, uses_graph=True),
+        Needs("breadth-depth-navigator", 0.85, uses_graph=True),
+        Needs("simple-keyword", 0.3, uses_text=True),
+    ]
+    available = BackendSet(text=object(), graph=object())  # type: ignore[arg-type]
+    context = ContextAssemblyPipeline(None, strategies, tokenizer=CL100K).assemble(
+        make_request(preferred_strategies=("arce",)), available, 8000
+    )
+    assert "arce needs vector; falling back to breadth-depth-navigator" in context.notes
+    assert context.strategies_used[0] == "breadth-depth-navigator"
+    assert "arce" not in context.strategies_used
