@@ -205,7 +205,7 @@ def test_renderings_follow_the_document_depth_map() -> None:
     section = nodes["usage-1"]
     assert section.renderings[FULL].startswith("## Usage\n\nSecond section")
     assert section.renderings[FULL].endswith("And a third.")
-    assert section.properties["uko-doc:wordCount"] == "22"
+    assert section.properties["uko-doc:wordCount"] == "26"
     assert "uko-doc:topicKeywords" in document.properties
 
 

@@ -301,7 +301,8 @@ def test_choose_analyzer_prefers_the_most_specific_supporting_one() -> None:
         (".env", "dotenv"),
         ("scripts/run.sh", "shell"),
         ("LICENSE", "text"),
-        ("data.unknownext", "text"),
+        ("data.unknownext", "unknown"),
+        ("bin/tool", "unknown"),
     ],
 )
 def test_language_of(name: str, language: str) -> None:

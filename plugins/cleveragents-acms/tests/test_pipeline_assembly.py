@@ -105,7 +105,7 @@ def test_every_stage_runs_on_every_assembly() -> None:
     pipeline, spies = spied_pipeline([strategy])
     pipeline.assemble(make_request(), BackendSet(), 4000)
     assert {slot: len(spy.calls) for slot, spy in spies.items()} == dict.fromkeys(SLOT_FIELDS, 1)
-    parent, focus, budget = spies["skeleton-compressor"].calls[0]
+    parent, _focus, budget = spies["skeleton-compressor"].calls[0]
     assert (parent.fragments, budget) == ((), 0)
 
 

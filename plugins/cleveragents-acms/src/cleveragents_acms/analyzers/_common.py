@@ -72,7 +72,7 @@ CODE_LANGUAGES = frozenset(
 
 
 def language_of(path: str | PurePath) -> str:
-    """The language of a file from its name: ``"python"``, ``"yaml"`` … or ``"text"``."""
+    """The language of a file from its name: ``"python"``, ``"yaml"`` … ``"unknown"``."""
     name = PurePath(path).name.lower()
     by_name = _LANGUAGE_BY_NAME.get(name)
     if by_name:
@@ -81,8 +81,8 @@ def language_of(path: str | PurePath) -> str:
         return "dockerfile"
     dot = name.rfind(".")
     if dot >= 0:
-        return _LANGUAGE_BY_SUFFIX.get(name[dot:], "text")
-    return "text"
+        return _LANGUAGE_BY_SUFFIX.get(name[dot:], "unknown")
+    return "unknown"
 
 
 # -- text helpers ---------------------------------------------------------------------

@@ -7,9 +7,12 @@ calls made by each function, and the callables each test calls. Source text
 for signatures and renderings is sliced from the file's lines rather than
 rebuilt with :func:`ast.unparse`, which is several times slower.
 
-Node types: ``uko-py:Module``, ``uko-py:Class`` (``uko-oo:Interface`` for
-Protocols and ABCs), ``uko-py:Function``, ``uko-py:Method``,
-``uko-code:TestCase``, ``uko-oo:Attribute``, ``uko-code:Import``.
+Node types (``uko-py`` ontology): Module/Package, Class/Protocol/Enum,
+Function/AsyncFunction, Method/Property, TestFunction (linked to what it
+calls by ``uko-code:testsCallable``), Attribute (class level and ``self.x``),
+Variable (module level), Import. Names used but defined elsewhere are edge
+targets ``symbol:pkg.mod.name``; ``properties["fqname"]`` is each node's own
+dotted name, for the indexer to resolve them.
 """
 
 from __future__ import annotations
@@ -17,10 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
-import os
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from cleveragents.models.uko import (
@@ -40,6 +40,21 @@ from cleveragents_acms.analyzers._common import (
     first_line,
     split_lines,
     truncate,
+)
+from cleveragents_acms.analyzers._python_support import (
+    SCOPES,
+    TRY_TYPES,
+    blocks,
+    bytes_slice,
+    control_flow,
+    docstring_block,
+    dotted_name,
+    fallback,
+    head_line,
+    indent_block,
+    is_test_file,
+    module_name_for,
+    visibility,
 )
 
 __all__ = ["PythonAnalyzer", "module_name_for"]
@@ -66,8 +81,6 @@ T_VARIABLE = "uko-py:Variable"
 T_IMPORT = "uko-py:Import"
 
 _BUILTINS = frozenset(dir(builtins))
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: What the body walk never descends into: leaves, scalars, contexts.
 _NO_CALLS_INSIDE: frozenset[type] = frozenset(
     {
@@ -77,16 +90,11 @@ _NO_CALLS_INSIDE: frozenset[type] = frozenset(
 )  # fmt: skip
 #: AST class -> its ``_fields`` (read once per class, not once per node).
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_TRY_TYPES: tuple[type[ast.AST], ...] = tuple(
-    t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None
-)
 #: Statements whose bodies may hold definitions at module or class level.
-_BLOCK_TYPES: tuple[type[ast.AST], ...] = (ast.If, ast.With, ast.AsyncWith, *_TRY_TYPES)
+_BLOCK_TYPES: tuple[type[ast.AST], ...] = (ast.If, ast.With, ast.AsyncWith, *TRY_TYPES)
 _INTERFACE_BASES = frozenset({"Protocol", "ABC", "typing.Protocol", "abc.ABC"})
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 _PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "abstractmethod"})
-_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
-_OUTLINE_LINES = 300
 #: Functions shorter than this many lines are their own outline.
 _SHORT_FUNCTION = 10
 _REFERENCE_ONLY = (REFERENCES,)
@@ -96,58 +104,6 @@ _METACLASS = (DEPENDS_ON,)
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 #: Annotations and decorators naming these are not worth an edge (``Any``, ``overload`` …).
 _TYPING_SYMBOLS = ("symbol:typing.", "symbol:typing_extensions.", "symbol:collections.abc.")
-_EXITS = (ast.Return, ast.Raise)
-_YIELDS = (ast.Yield, ast.YieldFrom)
-
-
-def _is_test_file(relative_path: str) -> bool:
-    name = relative_path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py")
-
-
-@lru_cache(maxsize=4096)
-def _is_package_dir(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, "__init__.py"))
-
-
-def module_name_for(path: Path | None, relative_path: str) -> str:
-    """The dotted module name of a file: ``src/pkg/mod.py`` -> ``pkg.mod``.
-
-    Below a ``src`` folder the path decides; otherwise the enclosing packages
-    (folders with ``__init__.py``) when the file exists, else the longest tail
-    of identifier-like path parts.
-    """
-    parts = relative_path.split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    parts = [*parts[:-1], stem] if stem != "__init__" else parts[:-1]
-    if "src" in parts[:-1]:
-        parts = parts[len(parts) - parts[::-1].index("src") :]
-    elif path is not None and os.path.isfile(path):
-        directory = os.path.dirname(os.path.abspath(path))
-        packages: list[str] = []
-        while _is_package_dir(directory) and len(packages) < len(parts) - 1:
-            packages.append(os.path.basename(directory))
-            directory = os.path.dirname(directory)
-        keep = len(packages) + (1 if stem != "__init__" else 0)
-        parts = parts[len(parts) - keep :] if keep else parts[-1:]
-    tail: list[str] = []
-    for part in reversed(parts):
-        if not part.isidentifier():
-            break
-        tail.append(part)
-    return ".".join(reversed(tail)) or stem
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    attrs: list[str] = []
-    while type(node) is ast.Attribute:
-        attrs.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is ast.Name:
-        attrs.append(node.id)  # type: ignore[attr-defined]
-        return ".".join(reversed(attrs))
-    return None
 
 
 @dataclass(slots=True)
@@ -204,7 +160,7 @@ class _ModuleBuilder:
         self.factory = NodeFactory(resource_id, relative, "python")
         self.module = module_name_for(path, relative)
         self.is_package = relative.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
-        self.is_test_file = _is_test_file(relative)
+        self.is_test_file = is_test_file(relative)
         self.imports: dict[str, str] = {}
         self.top: dict[str, UKONode] = {}
         self.classes: dict[str, _Scope] = {}
@@ -221,11 +177,11 @@ class _ModuleBuilder:
         col, end_col = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
         if start == end:
             line = lines[start]
-            text = line[col:end_col] if line.isascii() else _bytes_slice(line, col, end_col)
+            text = line[col:end_col] if line.isascii() else bytes_slice(line, col, end_col)
         else:
             first, last = lines[start], lines[end]
-            head = first[col:] if first.isascii() else _bytes_slice(first, col, None)
-            tail = last[:end_col] if last.isascii() else _bytes_slice(last, 0, end_col)
+            head = first[col:] if first.isascii() else bytes_slice(first, col, None)
+            tail = last[:end_col] if last.isascii() else bytes_slice(last, 0, end_col)
             text = collapse(" ".join([head, *lines[start + 1 : end], tail]))
         return text if len(text) <= limit else truncate(text, limit)
 
@@ -237,7 +193,7 @@ class _ModuleBuilder:
         return "\n".join(self.lines[start - 1 : end])
 
     def head_line(self, node: ast.AST) -> str:
-        return truncate(self.lines[node.lineno - 1].strip(), 160)
+        return head_line(self.lines, node)
 
     # -- names -----------------------------------------------------------------------------
 
@@ -352,7 +308,7 @@ class _ModuleBuilder:
                 listing.append(f"{label}: {', '.join(names)}")
         outline = [title]
         if doc:
-            outline.append(_docstring_block(doc, ""))
+            outline.append(docstring_block(doc, ""))
         if imports:
             outline.append("\n".join(n.name for n in imports))
         module.renderings = {
@@ -392,7 +348,7 @@ class _ModuleBuilder:
             elif kind is ast.Import or kind is ast.ImportFrom:
                 imports.append(self.import_node(stmt, parent))  # type: ignore[arg-type]
             elif isinstance(stmt, _BLOCK_TYPES):
-                for block in _blocks(stmt):
+                for block in blocks(stmt):
                     more, more_imports = self.body(block, parent, scope, prefix)
                     members.extend(more)
                     imports.extend(more_imports)
@@ -484,8 +440,8 @@ class _ModuleBuilder:
             f"({', '.join(arguments)})" if arguments else ""
         )
         doc = ast.get_docstring(cls, clean=True) or ""
-        base_names = [_dotted(b.value if type(b) is ast.Subscript else b) for b in cls.bases]
-        metaclass = [_dotted(k.value) for k in cls.keywords if k.arg == "metaclass"]
+        base_names = [dotted_name(b.value if type(b) is ast.Subscript else b) for b in cls.bases]
+        metaclass = [dotted_name(k.value) for k in cls.keywords if k.arg == "metaclass"]
         is_interface = any(b in _INTERFACE_BASES for b in base_names if b) or any(
             m and m.rsplit(".", 1)[-1] == "ABCMeta" for m in metaclass
         )
@@ -520,16 +476,16 @@ class _ModuleBuilder:
         members = [*scope.instance, *members]
         header = "\n".join([*decorators, signature + ":"])
         summary = f'    """{first_line(doc)}"""' if doc else ""
-        briefs = [_indent(m.brief) for m in members]
+        briefs = [indent_block(m.brief) for m in members]
         brief = (
             "\n".join([header, *([summary] if summary else []), *briefs])
             if (summary or briefs)
             else header + " ..."
         )
-        stubs = [_indent(m.stub) for m in members]
+        stubs = [indent_block(m.stub) for m in members]
         outline_parts = [header]
         if doc:
-            outline_parts.append(_docstring_block(doc, "    "))
+            outline_parts.append(docstring_block(doc, "    "))
         outline_parts.extend(stubs)
         if len(outline_parts) == 1:
             outline_parts.append("    ...")
@@ -555,7 +511,7 @@ class _ModuleBuilder:
         """Dependencies on the decorators applied (``@hookimpl`` -> ``cleveragents.hookimpl``)."""
         for decorator in decorators:
             target_expr = decorator.func if type(decorator) is ast.Call else decorator
-            dotted = _dotted(target_expr)  # type: ignore[arg-type]
+            dotted = dotted_name(target_expr)  # type: ignore[arg-type]
             if dotted and dotted not in _PLAIN_DECORATORS:
                 self.refer(node, dotted, _DECORATION, plain_unknown=False)
 
@@ -649,7 +605,7 @@ class _ModuleBuilder:
             "signature": signature,
             "parameters": _JSON.encode(params),
             "fqname": self.fqname(qualname),
-            "visibility": _visibility(fn.name),
+            "visibility": visibility(fn.name),
         }
         if fn.returns is not None:
             properties["return_type"] = self.segment(fn.returns)
@@ -666,16 +622,16 @@ class _ModuleBuilder:
         self.annotations(node, fn)
         header = "\n".join([*decorators, signature + ":"])
         brief = header + " ..."
-        stub = header + "\n" + (_docstring_block(doc, "    ") if doc else "    ...")
+        stub = header + "\n" + (docstring_block(doc, "    ") if doc else "    ...")
         full = self.source(start, end)
         if end - start < _SHORT_FUNCTION:
             outline = full  # an outline of a few lines is the source itself
         else:
             flow: list[str] = []
-            self.flow(fn.body, "    ", flow)
+            control_flow(fn.body, self.lines, "    ", flow)
             outline_parts = [header]
             if doc:
-                outline_parts.append(_docstring_block(doc, "    "))
+                outline_parts.append(docstring_block(doc, "    "))
             outline_parts.extend(flow or ["    ..."])
             outline = "\n".join(outline_parts)
         node.renderings = {
@@ -702,7 +658,7 @@ class _ModuleBuilder:
             if kind is ast.Name:
                 found.add(item.id)  # type: ignore[attr-defined]
             elif kind is ast.Attribute:
-                dotted = _dotted(item)  # type: ignore[arg-type]
+                dotted = dotted_name(item)  # type: ignore[arg-type]
                 if dotted is not None:
                     found.add(dotted)
             elif kind is ast.Subscript:
@@ -737,7 +693,7 @@ class _ModuleBuilder:
         self_name = fn.args.args[0].arg if collect_self else ""
         stack: list[object] = list(fn.body)
         pop, push, append = stack.pop, stack.extend, stack.append
-        call_type, scopes, skip = ast.Call, _SCOPES, _NO_CALLS_INSIDE
+        call_type, scopes, skip = ast.Call, SCOPES, _NO_CALLS_INSIDE
         name_type, store, list_type = ast.Name, ast.Store, list
         attribute_type, keyword_type = ast.Attribute, ast.keyword
         fields_of = _FIELDS
@@ -762,7 +718,7 @@ class _ModuleBuilder:
                 if type(func) is name_type:
                     calls.append((item.lineno, item.col_offset, func.id))  # type: ignore[attr-defined]
                 else:
-                    dotted = _dotted(func) if type(func) is attribute_type else None
+                    dotted = dotted_name(func) if type(func) is attribute_type else None
                     if dotted is None:
                         append(func)
                     else:
@@ -820,72 +776,6 @@ class _ModuleBuilder:
             scope.members[name] = member.node
             scope.instance.append(member)
 
-    def flow(self, body: list[ast.stmt], pad: str, out: list[str]) -> None:
-        """Control-flow outline: branch and loop headers, returns and raises."""
-        for stmt in body:
-            if len(out) >= _OUTLINE_LINES:
-                if out[-1] != pad + "...":
-                    out.append(pad + "...")
-                return
-            kind = type(stmt)
-            if kind is ast.If:
-                out.append(pad + self.head_line(stmt))
-                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
-                orelse = stmt.orelse  # type: ignore[attr-defined]
-                while orelse:
-                    first = orelse[0]
-                    if (
-                        len(orelse) == 1
-                        and type(first) is ast.If
-                        and self.lines[first.lineno - 1].lstrip().startswith("elif")
-                    ):
-                        out.append(pad + self.head_line(first))
-                        self.block(first.body, pad, out)
-                        orelse = first.orelse
-                    else:
-                        out.append(pad + "else:")
-                        self.block(orelse, pad, out)
-                        break
-            elif kind in (ast.For, ast.AsyncFor, ast.While):
-                out.append(pad + self.head_line(stmt))
-                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
-                if stmt.orelse:  # type: ignore[attr-defined]
-                    out.append(pad + "else:")
-                    self.block(stmt.orelse, pad, out)  # type: ignore[attr-defined]
-            elif kind in (ast.With, ast.AsyncWith):
-                out.append(pad + self.head_line(stmt))
-                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
-            elif kind in _TRY_TYPES:
-                out.append(pad + "try:")
-                self.block(stmt.body, pad, out)  # type: ignore[attr-defined]
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
-                    out.append(pad + self.head_line(handler))
-                    self.block(handler.body, pad, out)
-                if stmt.orelse:  # type: ignore[attr-defined]
-                    out.append(pad + "else:")
-                    self.block(stmt.orelse, pad, out)  # type: ignore[attr-defined]
-                if stmt.finalbody:  # type: ignore[attr-defined]
-                    out.append(pad + "finally:")
-                    self.block(stmt.finalbody, pad, out)  # type: ignore[attr-defined]
-            elif kind is ast.Match:
-                out.append(pad + self.head_line(stmt))
-                for case in stmt.cases:  # type: ignore[attr-defined]
-                    out.append(pad + "    " + self.head_line(case.pattern))
-                    self.block(case.body, pad + "    ", out)
-            elif kind in _EXITS or (kind is ast.Expr and type(stmt.value) in _YIELDS):  # type: ignore[attr-defined]
-                more = " ..." if (stmt.end_lineno or stmt.lineno) > stmt.lineno else ""
-                out.append(pad + self.head_line(stmt) + more)
-            elif kind in _SCOPES:
-                out.append(pad + self.head_line(stmt) + " ...")
-
-    def block(self, body: list[ast.stmt], pad: str, out: list[str]) -> None:
-        before = len(out)
-        self.flow(body, pad + "    ", out)
-        if len(out) == before:
-            out.append(pad + "    ...")
-
-    # -- calls, once every local name is known ------------------------------------------
-
     def finish_calls(self) -> None:
         for reference in self.references:
             target = self.resolve(reference.dotted, None, plain_unknown=reference.plain_unknown)
@@ -910,43 +800,6 @@ class _ModuleBuilder:
                 edges.extend((TESTS_CALLABLE, t) for t in targets)
             edges.extend((DEPENDS_ON, f"symbol:{t}") for t in pending.local_imports.values())
             pending.node.edges = dedupe(edges)
-
-
-def _visibility(name: str) -> str:
-    if name.startswith("__") and name.endswith("__"):
-        return "public"
-    return "private" if name.startswith("_") else "public"
-
-
-def _bytes_slice(line: str, start: int, end: int | None) -> str:
-    return line.encode("utf-8")[start:end].decode("utf-8", errors="replace")
-
-
-def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists inside an ``if``/``try``/``with`` at module or class level."""
-    kind = type(stmt)
-    if kind is ast.If:
-        return [stmt.body, stmt.orelse]  # type: ignore[attr-defined]
-    if kind in (ast.With, ast.AsyncWith):
-        return [stmt.body]  # type: ignore[attr-defined]
-    return [
-        stmt.body,  # type: ignore[attr-defined]
-        *(h.body for h in stmt.handlers),  # type: ignore[attr-defined]
-        stmt.orelse,  # type: ignore[attr-defined]
-        stmt.finalbody,  # type: ignore[attr-defined]
-    ]
-
-
-def _indent(text: str, prefix: str = "    ") -> str:
-    return prefix + text.replace("\n", "\n" + prefix)
-
-
-def _docstring_block(doc: str, pad: str) -> str:
-    text = doc.replace('"""', '\\"\\"\\"')
-    if "\n" not in text:
-        return f'{pad}"""{text}"""'
-    body = "\n".join(pad + line if line else "" for line in text.split("\n"))
-    return f'{pad}"""{body[len(pad) :]}\n{pad}"""'
 
 
 class PythonAnalyzer:
@@ -975,11 +828,11 @@ class PythonAnalyzer:
             tree = ast.parse(content, filename=relative_path)
         except SyntaxError as exc:
             where = f"{relative_path}:{exc.lineno or 0}:{exc.offset or 0}"
-            return _fallback(
+            return fallback(
                 path, content, resource_id, relative_path, f"{where}: SyntaxError: {exc.msg}"
             )
         except (ValueError, RecursionError, MemoryError) as exc:
-            return _fallback(
+            return fallback(
                 path,
                 content,
                 resource_id,
@@ -990,77 +843,10 @@ class PythonAnalyzer:
         try:
             return AnalysisResult(nodes=builder.build(tree))
         except RecursionError as exc:
-            return _fallback(
+            return fallback(
                 path,
                 content,
                 resource_id,
                 relative_path,
                 f"{relative_path}: too deeply nested to analyze: {exc}",
             )
-
-
-def _fallback(
-    path: Path | None, content: str, resource_id: str, relative: str, error: str
-) -> AnalysisResult:
-    """A module node with the full source plus ``def``/``class`` lines found by indentation."""
-    lines = split_lines(content)
-    factory = NodeFactory(resource_id, relative, "python")
-    module = factory.make(
-        T_MODULE,
-        module_name_for(path, relative) or relative,
-        "",
-        1,
-        max(1, len(lines)),
-        None,
-        properties={"kind": "module", "parse_error": error},
-    )
-    stack: list[tuple[int, UKONode, bool]] = []  # (indent, node, is_class)
-    found: list[UKONode] = []
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        width = len(line) - len(line.lstrip())
-        while stack and width <= stack[-1][0]:
-            _close(stack.pop()[1], lines, number)
-        match = _DEF_LINE.match(line)
-        if match is None:
-            continue
-        is_class = match.group(2) == "class"
-        parent_node = stack[-1][1] if stack else module
-        in_class = bool(stack) and stack[-1][2]
-        prefix = parent_node.qualname + "." if parent_node.qualname else ""
-        uko_type = T_CLASS if is_class else (T_METHOD if in_class else T_FUNCTION)
-        node = factory.make(
-            uko_type,
-            match.group(3),
-            prefix + match.group(3),
-            number,
-            len(lines),
-            parent_node,
-            properties={"kind": "class" if is_class else "function", "signature": stripped},
-        )
-        node.renderings = {DEPTH_NAME: node.qualname, DEPTH_SIGNATURES: truncate(stripped, 200)}
-        found.append(node)
-        stack.append((width, node, is_class))
-    while stack:
-        _close(stack.pop()[1], lines, len(lines) + 1)
-    for node in found:
-        node.renderings[DEPTH_FULL] = "\n".join(lines[node.start_line - 1 : node.end_line])
-    module.renderings = {
-        DEPTH_NAME: relative,
-        DEPTH_MEMBERS: "\n".join([f"# {relative}", *(n.qualname for n in found)]),
-        DEPTH_SIGNATURES: "\n".join(
-            [f"# {relative}", *(n.renderings[DEPTH_SIGNATURES] for n in found)]
-        ),
-        DEPTH_FULL: content,
-    }
-    return AnalysisResult(nodes=factory.nodes, errors=[error])
-
-
-def _close(node: UKONode, lines: list[str], next_line: int) -> None:
-    """End ``node`` before ``next_line``, dropping trailing blank lines."""
-    end = next_line - 1
-    while end > node.start_line and not lines[end - 1].strip():
-        end -= 1
-    node.end_line = max(node.start_line, end)

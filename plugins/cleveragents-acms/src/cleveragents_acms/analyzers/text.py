@@ -150,7 +150,8 @@ class GenericTextAnalyzer:
         sections = _config_sections(language, lines) if language in CONFIG_LANGUAGES else []
         ranges: list[tuple[str, str, int, int]] = []  # name, qualname, start, end
         if sections:
-            if sections[0][1] > 1 and any(line.strip() for line in lines[: sections[0][1] - 1]):
+            head = lines[: sections[0][1] - 1]
+            if any(any(c.isalnum() for c in line) for line in head):
                 ranges.append(("(top)", "top", 1, sections[0][1] - 1))
             for index, (key, start) in enumerate(sections):
                 end = sections[index + 1][1] - 1 if index + 1 < len(sections) else len(lines)

@@ -157,6 +157,10 @@ class _FileBuilder:
         self.go_types: set[str] = set()
         self.module_edges: list[tuple[str, str]] = []
         self.imports: list[UKONode] = []
+        self.bases: list[tuple[UKONode, str, str]] = []
+        #: Go: a type's container rendering inputs, to add the methods declared later.
+        self.go_containers: dict[str, tuple[UKONode, str, str, list[_Member]]] = {}
+        self.go_methods: dict[str, list[_Member]] = {}
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -233,6 +237,11 @@ class _FileBuilder:
         if module_doc:
             module.properties["docstring"] = module_doc
         members = self.members(root.named_children, module, "", None)
+        self.resolve_bases()
+        for receiver, methods in self.go_methods.items():
+            if receiver in self.go_containers:
+                uko, signature, doc, fields = self.go_containers[receiver]
+                self.render_container(uko, signature, doc, [*fields, *methods], [])
         self.resolve_calls(root)
         module.edges.extend(dedupe(self.module_edges))
         self.render_module(module, module_doc, members)
@@ -448,15 +457,14 @@ class _FileBuilder:
         if decorators:
             uko.properties["decorators"] = "\n".join(self.text(d) for d in decorators)
             uko.start_line = self.rows(outer_for_text)[0]
-        uko.edges.extend(self.heritage(node, declaration))
+        self.heritage(uko, node, declaration)
         children = body.named_children if body is not None else []
         members = self.members(children, uko, member_prefix, declaration)
         self.render_container(uko, signature, doc, members, decorators)
         return _Member(uko, uko.renderings[DEPTH_SIGNATURES], uko.renderings[DEPTH_OUTLINE])
 
-    def heritage(self, node: Node, declaration: Declaration) -> list[tuple[str, str]]:
-        """Base classes and implemented interfaces or traits, as edges."""
-        edges: list[tuple[str, str]] = []
+    def heritage(self, uko: UKONode, node: Node, declaration: Declaration) -> None:
+        """Base classes and implemented interfaces or traits, resolved once all names are known."""
         found: list[tuple[str, Node]] = []
         stack = [c for c in node.named_children if c.type in _HERITAGE]
         while stack:
@@ -478,11 +486,17 @@ class _FileBuilder:
                 found.append((IMPL_FOR, implemented))
         for relation, type_node in found:
             base = _base_type(self.text(type_node))
-            target = self.resolve(base, "", keep_unknown=True) if base else None
-            if target is not None:
-                edges.append((relation, target))
-                edges.append((DEPENDS_ON, target))
-        return dedupe(edges)
+            if base:
+                self.bases.append((uko, relation, base))
+
+    def resolve_bases(self) -> None:
+        for uko, relation, base in self.bases:
+            target = self.resolve(base, "", keep_unknown=True)
+            if target is not None and target != uko.uri:
+                uko.edges.append((relation, target))
+                uko.edges.append((DEPENDS_ON, target))
+        for uko, _, _ in self.bases:
+            uko.edges = dedupe(uko.edges)
 
     def render_container(
         self, uko: UKONode, signature: str, doc: str, members: list[_Member], decorators: list[Node]
@@ -529,12 +543,14 @@ class _FileBuilder:
         decorators: list[Node],
     ) -> _Member:
         qualname = self.qualify(prefix, name)
+        go_receiver = ""
         if self.spec.name == "go" and node.type == "method_declaration":
             receiver = _base_type(self.text(node.child_by_field_name("receiver")).strip("()"))
             receiver = receiver.split()[-1].lstrip("*") if receiver else ""
             qualname = f"{receiver}.{name}" if receiver else name
             if receiver in self.go_types and receiver in self.by_qualname:
                 parent = self.by_qualname[receiver]
+                go_receiver = receiver
         signature = self.signature(outer, body)
         uko = self.make(declaration, name, qualname, outer, parent, doc, signature)
         if decorators:
@@ -559,7 +575,10 @@ class _FileBuilder:
             DEPTH_OUTLINE: full if uko.end_line - uko.start_line < _SHORT else stub,
             DEPTH_FULL: full,
         }
-        return _Member(uko, "\n".join([*head, signature + (" { ... }" if body else "")]), stub)
+        member = _Member(uko, "\n".join([*head, signature + (" { ... }" if body else "")]), stub)
+        if go_receiver:
+            self.go_methods.setdefault(go_receiver, []).append(member)
+        return member
 
     def leaf(
         self,
@@ -652,6 +671,7 @@ class _FileBuilder:
                 children = body.named_children if body is not None else []
                 members = self.members(children, uko, f"{name}.", declaration)
                 self.render_container(uko, signature, doc, members, [])
+                self.go_containers[name] = (uko, signature, doc, members)
                 out.append(
                     _Member(uko, uko.renderings[DEPTH_SIGNATURES], uko.renderings[DEPTH_OUTLINE])
                 )
@@ -711,6 +731,8 @@ class _FileBuilder:
         if self.spec.name not in ("typescript", "javascript"):
             return target
         module, sep, member = target.partition("\0")
+        if "://" in module:  # imported from a URL: keep it whole
+            return f"{module}.{member}" if sep and member else module
         if module.startswith("."):
             directory = posixpath.dirname(self.relative)
             module = posixpath.normpath(posixpath.join(directory, module))
@@ -727,6 +749,10 @@ class _FileBuilder:
         if head in ("this", "self", "Self") and owner:
             member = self.by_qualname.get(f"{owner}.{rest}") if rest else None
             return member.uri if member is not None else None
+        if owner and not rest and self.spec.name == "java":  # an implicit ``this.``
+            member = self.by_qualname.get(f"{owner}.{head}")
+            if member is not None:
+                return member.uri
         node = self.by_qualname.get(dotted) or (None if rest else self.by_qualname.get(head))
         if node is not None:
             return node.uri

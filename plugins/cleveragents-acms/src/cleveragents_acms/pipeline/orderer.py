@@ -93,14 +93,14 @@ class RelevanceCoherenceOrderer:
         prerequisites: dict[int, set[int]] = {rank: set() for rank, _ in ranked}
         for rank, fragment in ranked:
             for node in _prerequisite_nodes(fragment, position_of):
-                before = position_of.get(node)
-                if before is not None and before != rank:
-                    prerequisites[rank].add(before)
+                earlier = position_of.get(node)
+                if earlier is not None and earlier != rank:
+                    prerequisites[rank].add(earlier)
         dependants: dict[int, set[int]] = {rank: set() for rank, _ in ranked}
-        for rank, before in prerequisites.items():
-            for b in before:
-                dependants[b].add(rank)
-        waiting = {rank: len(before) for rank, before in prerequisites.items()}
+        for rank, required in prerequisites.items():
+            for earlier_rank in required:
+                dependants[earlier_rank].add(rank)
+        waiting = {rank: len(required) for rank, required in prerequisites.items()}
         by_rank = dict(ranked)
         ready = [rank for rank, count in waiting.items() if count == 0]
         heapq.heapify(ready)

@@ -1,0 +1,273 @@
+"""Python analysis helpers that need no analyzer state: names, slicing, outlines, fallback."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_MEMBERS,
+    DEPTH_NAME,
+    DEPTH_SIGNATURES,
+    AnalysisResult,
+    UKONode,
+)
+
+from cleveragents_acms.analyzers._common import NodeFactory, split_lines, truncate
+
+__all__ = [
+    "blocks",
+    "bytes_slice",
+    "control_flow",
+    "docstring_block",
+    "dotted_name",
+    "fallback",
+    "head_line",
+    "indent_block",
+    "is_test_file",
+    "module_name_for",
+    "visibility",
+]
+
+T_MODULE = "uko-py:Module"
+T_CLASS = "uko-py:Class"
+T_FUNCTION = "uko-py:Function"
+T_METHOD = "uko-py:Method"
+
+TRY_TYPES: tuple[type[ast.AST], ...] = tuple(
+    t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None
+)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)")
+_OUTLINE_LINES = 300
+_EXITS = (ast.Return, ast.Raise)
+_YIELDS = (ast.Yield, ast.YieldFrom)
+
+
+def is_test_file(relative_path: str) -> bool:
+    name = relative_path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+@lru_cache(maxsize=4096)
+def _is_package_dir(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def module_name_for(path: Path | None, relative_path: str) -> str:
+    """The dotted module name of a file: ``src/pkg/mod.py`` -> ``pkg.mod``.
+
+    Below a ``src`` folder the path decides; otherwise the enclosing packages
+    (folders with ``__init__.py``) when the file exists, else the longest tail
+    of identifier-like path parts.
+    """
+    parts = relative_path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    parts = [*parts[:-1], stem] if stem != "__init__" else parts[:-1]
+    if "src" in parts[:-1]:
+        parts = parts[len(parts) - parts[::-1].index("src") :]
+    elif path is not None and os.path.isfile(path):
+        directory = os.path.dirname(os.path.abspath(path))
+        packages: list[str] = []
+        while _is_package_dir(directory) and len(packages) < len(parts) - 1:
+            packages.append(os.path.basename(directory))
+            directory = os.path.dirname(directory)
+        keep = len(packages) + (1 if stem != "__init__" else 0)
+        parts = parts[len(parts) - keep :] if keep else parts[-1:]
+    tail: list[str] = []
+    for part in reversed(parts):
+        if not part.isidentifier():
+            break
+        tail.append(part)
+    return ".".join(reversed(tail)) or stem
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    attrs: list[str] = []
+    while type(node) is ast.Attribute:
+        attrs.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is ast.Name:
+        attrs.append(node.id)  # type: ignore[attr-defined]
+        return ".".join(reversed(attrs))
+    return None
+
+
+def visibility(name: str) -> str:
+    if name.startswith("__") and name.endswith("__"):
+        return "public"
+    return "private" if name.startswith("_") else "public"
+
+
+def bytes_slice(line: str, start: int, end: int | None) -> str:
+    return line.encode("utf-8")[start:end].decode("utf-8", errors="replace")
+
+
+def blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists inside an ``if``/``try``/``with`` at module or class level."""
+    kind = type(stmt)
+    if kind is ast.If:
+        return [stmt.body, stmt.orelse]  # type: ignore[attr-defined]
+    if kind in (ast.With, ast.AsyncWith):
+        return [stmt.body]  # type: ignore[attr-defined]
+    return [
+        stmt.body,  # type: ignore[attr-defined]
+        *(h.body for h in stmt.handlers),  # type: ignore[attr-defined]
+        stmt.orelse,  # type: ignore[attr-defined]
+        stmt.finalbody,  # type: ignore[attr-defined]
+    ]
+
+
+def indent_block(text: str, prefix: str = "    ") -> str:
+    return prefix + text.replace("\n", "\n" + prefix)
+
+
+def docstring_block(doc: str, pad: str) -> str:
+    text = doc.replace('"""', '\\"\\"\\"')
+    if "\n" not in text:
+        return f'{pad}"""{text}"""'
+    body = "\n".join(pad + line if line else "" for line in text.split("\n"))
+    return f'{pad}"""{body[len(pad) :]}\n{pad}"""'
+
+
+def head_line(lines: list[str], node: ast.AST) -> str:
+    """The first source line of a statement, stripped and shortened."""
+    return truncate(lines[node.lineno - 1].strip(), 160)  # type: ignore[attr-defined]
+
+
+def control_flow(body: list[ast.stmt], lines: list[str], pad: str, out: list[str]) -> None:
+    """Control-flow outline of ``body``: branch and loop headers, returns and raises."""
+    for stmt in body:
+        if len(out) >= _OUTLINE_LINES:
+            if out[-1] != pad + "...":
+                out.append(pad + "...")
+            return
+        kind = type(stmt)
+        if kind is ast.If:
+            out.append(pad + head_line(lines, stmt))
+            _block(stmt.body, lines, pad, out)  # type: ignore[attr-defined]
+            orelse = stmt.orelse  # type: ignore[attr-defined]
+            while orelse:
+                first = orelse[0]
+                if (
+                    len(orelse) == 1
+                    and type(first) is ast.If
+                    and lines[first.lineno - 1].lstrip().startswith("elif")
+                ):
+                    out.append(pad + head_line(lines, first))
+                    _block(first.body, lines, pad, out)
+                    orelse = first.orelse
+                else:
+                    out.append(pad + "else:")
+                    _block(orelse, lines, pad, out)
+                    break
+        elif kind in (ast.For, ast.AsyncFor, ast.While):
+            out.append(pad + head_line(lines, stmt))
+            _block(stmt.body, lines, pad, out)  # type: ignore[attr-defined]
+            if stmt.orelse:  # type: ignore[attr-defined]
+                out.append(pad + "else:")
+                _block(stmt.orelse, lines, pad, out)  # type: ignore[attr-defined]
+        elif kind in (ast.With, ast.AsyncWith):
+            out.append(pad + head_line(lines, stmt))
+            _block(stmt.body, lines, pad, out)  # type: ignore[attr-defined]
+        elif kind in TRY_TYPES:
+            out.append(pad + "try:")
+            _block(stmt.body, lines, pad, out)  # type: ignore[attr-defined]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                out.append(pad + head_line(lines, handler))
+                _block(handler.body, lines, pad, out)
+            if stmt.orelse:  # type: ignore[attr-defined]
+                out.append(pad + "else:")
+                _block(stmt.orelse, lines, pad, out)  # type: ignore[attr-defined]
+            if stmt.finalbody:  # type: ignore[attr-defined]
+                out.append(pad + "finally:")
+                _block(stmt.finalbody, lines, pad, out)  # type: ignore[attr-defined]
+        elif kind is ast.Match:
+            out.append(pad + head_line(lines, stmt))
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                out.append(pad + "    " + head_line(lines, case.pattern))
+                _block(case.body, lines, pad + "    ", out)
+        elif kind in _EXITS or (kind is ast.Expr and type(stmt.value) in _YIELDS):  # type: ignore[attr-defined]
+            more = " ..." if (stmt.end_lineno or stmt.lineno) > stmt.lineno else ""
+            out.append(pad + head_line(lines, stmt) + more)
+        elif kind in SCOPES:
+            out.append(pad + head_line(lines, stmt) + " ...")
+
+
+def _block(body: list[ast.stmt], lines: list[str], pad: str, out: list[str]) -> None:
+    before = len(out)
+    control_flow(body, lines, pad + "    ", out)
+    if len(out) == before:
+        out.append(pad + "    ...")
+
+
+def fallback(
+    path: Path | None, content: str, resource_id: str, relative: str, error: str
+) -> AnalysisResult:
+    """A module node with the full source plus ``def``/``class`` lines found by indentation."""
+    lines = split_lines(content)
+    factory = NodeFactory(resource_id, relative, "python")
+    module = factory.make(
+        T_MODULE,
+        module_name_for(path, relative) or relative,
+        "",
+        1,
+        max(1, len(lines)),
+        None,
+        properties={"kind": "module", "parse_error": error},
+    )
+    stack: list[tuple[int, UKONode, bool]] = []  # (indent, node, is_class)
+    found: list[UKONode] = []
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        width = len(line) - len(line.lstrip())
+        while stack and width <= stack[-1][0]:
+            _close(stack.pop()[1], lines, number)
+        match = _DEF_LINE.match(line)
+        if match is None:
+            continue
+        is_class = match.group(2) == "class"
+        parent_node = stack[-1][1] if stack else module
+        in_class = bool(stack) and stack[-1][2]
+        prefix = parent_node.qualname + "." if parent_node.qualname else ""
+        uko_type = T_CLASS if is_class else (T_METHOD if in_class else T_FUNCTION)
+        node = factory.make(
+            uko_type,
+            match.group(3),
+            prefix + match.group(3),
+            number,
+            len(lines),
+            parent_node,
+            properties={"kind": "class" if is_class else "function", "signature": stripped},
+        )
+        node.renderings = {DEPTH_NAME: node.qualname, DEPTH_SIGNATURES: truncate(stripped, 200)}
+        found.append(node)
+        stack.append((width, node, is_class))
+    while stack:
+        _close(stack.pop()[1], lines, len(lines) + 1)
+    for node in found:
+        node.renderings[DEPTH_FULL] = "\n".join(lines[node.start_line - 1 : node.end_line])
+    module.renderings = {
+        DEPTH_NAME: relative,
+        DEPTH_MEMBERS: "\n".join([f"# {relative}", *(n.qualname for n in found)]),
+        DEPTH_SIGNATURES: "\n".join(
+            [f"# {relative}", *(n.renderings[DEPTH_SIGNATURES] for n in found)]
+        ),
+        DEPTH_FULL: content,
+    }
+    return AnalysisResult(nodes=factory.nodes, errors=[error])
+
+
+def _close(node: UKONode, lines: list[str], next_line: int) -> None:
+    """End ``node`` before ``next_line``, dropping trailing blank lines."""
+    end = next_line - 1
+    while end > node.start_line and not lines[end - 1].strip():
+        end -= 1
+    node.end_line = max(node.start_line, end)

@@ -1,0 +1,138 @@
+"""The generic text analyzer: configuration cut at its keys, everything else in chunks."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_MEMBERS,
+    DEPTH_SIGNATURES,
+    AnalysisResult,
+    UKONode,
+)
+from cleveragents_acms.analyzers.text import MAX_CHUNK, GenericTextAnalyzer, chunk_lines
+
+REPO = Path(__file__).resolve().parents[3]
+RESOURCE = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+
+
+def analyze(relative: str, content: str) -> AnalysisResult:
+    result = GenericTextAnalyzer().analyze(
+        Path(relative), content, resource_id=RESOURCE, relative_path=relative
+    )
+    assert result.errors == []
+    return result
+
+
+def children(result: AnalysisResult) -> dict[str, UKONode]:
+    return {n.qualname: n for n in result.nodes[1:]}
+
+
+def test_pyproject_toml_is_cut_at_its_tables() -> None:
+    """This plugin's pyproject.toml: one ConfigBlock per table, named after it."""
+    relative = "plugins/cleveragents-acms/pyproject.toml"
+    content = (REPO / relative).read_text(encoding="utf-8")
+    result = analyze(relative, content)
+    file_node = result.nodes[0]
+    assert file_node.uko_type == "uko-infra:ConfigBlock"
+    assert file_node.language == "toml"
+    assert file_node.renderings[DEPTH_FULL] == content
+    sections = children(result)
+    assert {"build-system", "project", "project.entry-points.cleveragents"} <= set(sections)
+    project = sections["project"]
+    assert project.uko_type == "uko-infra:ConfigBlock"
+    assert project.parent == file_node.uri
+    assert 'name = "cleveragents-acms"' in project.renderings[DEPTH_FULL]
+    assert project.renderings[DEPTH_FULL].startswith("[project]")
+    assert "[project]" in file_node.renderings[DEPTH_SIGNATURES]
+    assert "project.entry-points.cleveragents" in file_node.renderings[DEPTH_MEMBERS]
+
+
+def test_yaml_json_ini_and_dockerfile_sections() -> None:
+    """Top-level YAML keys, JSON keys, INI sections and Dockerfile stages become blocks."""
+    yaml = analyze(
+        "deploy/compose.yaml",
+        "# services\nversion: '3'\nservices:\n  web:\n    image: nginx\nvolumes:\n  data: {}\n",
+    )
+    assert list(children(yaml)) == ["top", "version", "services", "volumes"]
+    assert children(yaml)["services"].renderings[DEPTH_FULL] == (
+        "services:\n  web:\n    image: nginx"
+    )
+    json_file = analyze("package.json", '{\n  "name": "x",\n  "scripts": {\n    "a": "b"\n  }\n}\n')
+    assert list(children(json_file)) == ["name", "scripts"]
+    ini = analyze("setup.cfg", "[metadata]\nname = x\n\n[options]\nzip_safe = False\n")
+    assert list(children(ini)) == ["metadata", "options"]
+    docker = analyze(
+        "Dockerfile",
+        "FROM python:3.11 AS build\nRUN pip install .\n\nFROM debian:12\nCOPY --from=build /a /a\n",
+    )
+    assert docker.nodes[0].uko_type == "uko-infra:ConfigBlock"
+    assert list(children(docker)) == ["build", "debian:12"]
+
+
+def test_plain_text_is_chunked_and_every_line_is_covered() -> None:
+    """Blank-line blocks merge into chunks of at most MAX_CHUNK lines covering every line."""
+    paragraphs = [f"Paragraph {n} line one.\nParagraph {n} line two." for n in range(40)]
+    long_block = "\n".join(f"row {n}" for n in range(150))
+    content = "\n\n".join([*paragraphs, long_block]) + "\n"
+    result = analyze("notes/log.txt", content)
+    file_node = result.nodes[0]
+    assert file_node.uko_type == "uko-doc:Document"
+    chunks = result.nodes[1:]
+    assert all(c.uko_type == "uko:Atom" and c.parent == file_node.uri for c in chunks)
+    lines = content.splitlines()
+    covered = set()
+    for chunk in chunks:
+        assert chunk.end_line - chunk.start_line + 1 <= MAX_CHUNK
+        assert chunk.renderings[DEPTH_FULL] == "\n".join(
+            lines[chunk.start_line - 1 : chunk.end_line]
+        )
+        assert chunk.qualname == f"L{chunk.start_line}-{chunk.end_line}"
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+    nonblank = {n for n, line in enumerate(lines, start=1) if line.strip()}
+    assert nonblank <= covered
+    assert chunks[0].name == "Paragraph 0 line one."
+
+
+def test_chunk_lines_merges_small_blocks_and_splits_large_ones() -> None:
+    """Small blocks merge up to the limit; a block longer than the limit is windowed."""
+    lines = ["a", "b", "", "c", "", *(["x"] * 130)]
+    assert chunk_lines(lines) == [(1, 4), (6, 65), (66, 125), (126, 135)]
+    assert chunk_lines([]) == []
+    assert chunk_lines(["", "  ", ""]) == []
+
+
+@pytest.mark.parametrize(
+    ("relative", "uko_type"),
+    [
+        ("scripts/build.sh", "uko-code:Module"),
+        ("src/main.c", "uko-code:Module"),
+        ("docs/index.rst", "uko-doc:Document"),
+        (".env", "uko-infra:ConfigBlock"),
+        ("data/blob.unknown", "uko:Container"),
+    ],
+)
+def test_file_types_by_language(relative: str, uko_type: str) -> None:
+    """The file node's type follows what the file is: code, prose, configuration or other."""
+    result = analyze(relative, textwrap.dedent("line one\nline two\n"))
+    assert result.nodes[0].uko_type == uko_type
+    assert result.nodes[0].properties["language"]
+
+
+def test_empty_and_odd_content() -> None:
+    """Empty files, a BOM and undecodable characters produce a file node and no error."""
+    assert len(analyze("empty.txt", "").nodes) == 1
+    result = analyze("odd.txt", "\ufeffcaf\ufffd\r\nsecond\rthird\n")
+    assert result.nodes[1].renderings[DEPTH_FULL] == "caf\ufffd\nsecond\nthird"
+
+
+def test_supports_any_text_but_not_binary() -> None:
+    """Anything that looks like text is supported; the analyzer is the least specific."""
+    analyzer = GenericTextAnalyzer()
+    assert analyzer.specificity == 0
+    assert analyzer.supports(Path("x.weird"), b"plain words\n")
+    assert analyzer.supports(Path("x.txt"), "latin-1 caf\xe9".encode("latin-1"))
+    assert not analyzer.supports(Path("x.bin"), b"\x00\x01\x02binary")

@@ -1,0 +1,544 @@
+"""The tree-sitter analyzers: TypeScript/TSX, JavaScript, Go, Rust and Java."""
+
+from __future__ import annotations
+
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_NAME,
+    DEPTH_OUTLINE,
+    DEPTH_SIGNATURES,
+    AnalysisResult,
+    UKONode,
+    node_uri,
+)
+from cleveragents_acms.analyzers.treesitter import (
+    GoAnalyzer,
+    JavaAnalyzer,
+    JavaScriptAnalyzer,
+    RustAnalyzer,
+    TreeSitterAnalyzer,
+    TypeScriptAnalyzer,
+    grammar,
+)
+
+RESOURCE = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+
+
+def analyze(analyzer: TreeSitterAnalyzer, relative: str, source: str) -> AnalysisResult:
+    return analyzer.analyze(
+        Path(relative), textwrap.dedent(source), resource_id=RESOURCE, relative_path=relative
+    )
+
+
+def nodes_of(analyzer: TreeSitterAnalyzer, relative: str, source: str) -> dict[str, UKONode]:
+    result = analyze(analyzer, relative, source)
+    assert result.errors == []
+    check_tree(result.nodes, relative)
+    return {n.qualname: n for n in result.nodes}
+
+
+def check_tree(nodes: list[UKONode], relative: str) -> None:
+    """URIs follow node_uri; parents exist and enclose children (Go methods: their type)."""
+    by_uri = {n.uri: n for n in nodes}
+    assert len(by_uri) == len(nodes)
+    assert nodes[0].qualname == "" and nodes[0].parent is None
+    for node in nodes:
+        assert node.uri == node_uri(RESOURCE, relative, node.qualname)
+        assert 1 <= node.start_line <= node.end_line
+        if node.parent is not None:
+            parent = by_uri[node.parent]
+            if parent.uko_type == "uko-proc:Struct" and node.uko_type == "uko-oo:Method":
+                continue  # a Go method belongs to its receiver type, declared elsewhere
+            assert parent.start_line <= node.start_line <= node.end_line <= parent.end_line
+
+
+def uri(relative: str, qualname: str) -> str:
+    return node_uri(RESOURCE, relative, qualname)
+
+
+TYPESCRIPT = """\
+import { readFile } from "fs/promises";
+import * as path from "node:path";
+import Store, { Item as StoreItem } from "../store/index";
+
+/**
+ * Greets people.
+ * Keeps a count.
+ */
+@Injectable()
+export class Greeter<T extends Named> extends Base implements Speaker {
+  private count: number = 0;
+
+  /** Makes a greeter. */
+  constructor(private readonly store: Store) {
+    super();
+  }
+
+  /** Greets `who` politely. */
+  async greet(who: T, loud?: boolean): Promise<string> {
+    this.count += 1;
+    const text = format(who.name);
+    return this.shout(text, loud);
+  }
+
+  private shout(text: string, loud = false): string {
+    return loud ? text.toUpperCase() : text;
+  }
+}
+
+export interface Speaker {
+  /** Say something. */
+  greet(who: Named): Promise<string>;
+  readonly volume: number;
+}
+
+export type Named = { name: string };
+export enum Level { Low = 1, High }
+
+export function format(name: string): string {
+  return path.basename(name);
+}
+
+export const load = async (file: string): Promise<StoreItem> =>
+  JSON.parse(await readFile(file, "utf8"));
+
+namespace Internal {
+  export function helper(): void {}
+}
+"""
+
+
+def test_typescript_declarations_signatures_and_docs() -> None:
+    """Classes, interfaces, aliases, enums, functions, arrow functions and namespaces."""
+    rel = "src/app/greeter.ts"
+    nodes = nodes_of(TypeScriptAnalyzer(), rel, TYPESCRIPT)
+    module = nodes[""]
+    assert module.uko_type == "uko-ts:Module"
+    greeter = nodes["Greeter"]
+    assert greeter.uko_type == "uko-ts:Class"
+    assert greeter.properties["signature"] == (
+        "@Injectable() export class Greeter<T extends Named> extends Base implements Speaker"
+    )
+    assert greeter.properties["docstring"] == "Greets people.\nKeeps a count."
+    assert greeter.start_line == 9  # decorators are part of the range, the doc comment is not
+    assert nodes["Greeter.greet"].uko_type == "uko-ts:Method"
+    assert nodes["Greeter.greet"].properties["signature"] == (
+        "async greet(who: T, loud?: boolean): Promise<string>"
+    )
+    assert nodes["Greeter.greet"].properties["docstring"] == "Greets `who` politely."
+    assert nodes["Greeter.constructor"].properties["docstring"] == "Makes a greeter."
+    assert nodes["Greeter.count"].uko_type == "uko-ts:Property"
+    assert nodes["Speaker"].uko_type == "uko-ts:Interface"
+    assert nodes["Speaker.greet"].properties["docstring"] == "Say something."
+    assert nodes["Speaker.volume"].properties["signature"] == "readonly volume: number"
+    assert nodes["Named"].uko_type == "uko-ts:TypeAlias"
+    assert nodes["Level"].uko_type == "uko-ts:Enum"
+    assert "High" in nodes["Level"].renderings[DEPTH_SIGNATURES]
+    assert nodes["format"].properties["signature"] == (
+        "export function format(name: string): string"
+    )
+    assert nodes["load"].uko_type == "uko-ts:ArrowFunction"
+    assert (
+        nodes["load"]
+        .properties["signature"]
+        .startswith("export const load = async (file: string): Promise<StoreItem> =>")
+    )
+    assert nodes["Internal"].uko_type == "uko-ts:Namespace"
+    assert nodes["Internal.helper"].uko_type == "uko-ts:Function"
+
+
+def test_typescript_imports_inheritance_and_calls() -> None:
+    """Imports bind names; calls resolve to local nodes, members or imported symbols."""
+    rel = "src/app/greeter.ts"
+    nodes = nodes_of(TypeScriptAnalyzer(), rel, TYPESCRIPT)
+    store_import = nodes["import.src.store.index.default"]
+    assert store_import.uko_type == "uko-ts:Import"
+    assert store_import.edges == [
+        ("uko:dependsOn", "symbol:src.store.index.default"),
+        ("uko:dependsOn", "symbol:src.store.index.Item"),
+    ]
+    assert ("uko:dependsOn", "symbol:fs.promises.readFile") in nodes[""].edges
+    greeter = nodes["Greeter"]
+    assert ("uko-oo:inheritsFrom", "symbol:Base") in greeter.edges
+    assert ("uko-oo:implements", uri(rel, "Speaker")) in greeter.edges
+    greet = nodes["Greeter.greet"].edges
+    assert ("uko:dependsOn", uri(rel, "format")) in greet
+    assert ("uko:dependsOn", uri(rel, "Greeter.shout")) in greet
+    assert ("uko:dependsOn", "symbol:node:path.basename") in nodes["format"].edges
+    assert ("uko:dependsOn", "symbol:fs.promises.readFile") in nodes["load"].edges
+
+
+def test_typescript_renderings() -> None:
+    """Depth 4 lists member signatures; 6 adds docs; 9 is the exact source."""
+    nodes = nodes_of(TypeScriptAnalyzer(), "g.ts", TYPESCRIPT)
+    greeter = nodes["Greeter"]
+    brief = greeter.renderings[DEPTH_SIGNATURES]
+    assert brief.splitlines()[0] == "/** Greets people. */"
+    assert "    async greet(who: T, loud?: boolean): Promise<string> { ... }" in brief
+    assert "/** Greets `who` politely. */" in greeter.renderings[DEPTH_OUTLINE]
+    lines = textwrap.dedent(TYPESCRIPT).splitlines()
+    assert greeter.renderings[DEPTH_FULL] == "\n".join(
+        lines[greeter.start_line - 1 : greeter.end_line]
+    )
+    assert greeter.renderings[DEPTH_NAME] == "Greeter"
+    assert "class Greeter" in nodes[""].renderings[2]
+
+
+def test_tsx_components() -> None:
+    """``.tsx`` files parse with the TSX grammar (JSX inside TypeScript)."""
+    source = """\
+    import React from "react";
+
+    /** A button. */
+    export function Button({ label }: { label: string }): JSX.Element {
+      return <button onClick={() => track(label)}>{label}</button>;
+    }
+
+    function track(what: string) {}
+    """
+    rel = "web/Button.tsx"
+    nodes = nodes_of(TypeScriptAnalyzer(), rel, source)
+    assert nodes["Button"].properties["docstring"] == "A button."
+    assert ("uko:dependsOn", uri(rel, "track")) in nodes["Button"].edges
+
+
+def test_javascript_esm_and_commonjs() -> None:
+    """ES module imports, ``require`` calls, classes with private fields, arrow functions."""
+    source = """\
+    const fs = require("fs");
+    import { parse } from "./parser.js";
+
+    /**
+     * An animal.
+     */
+    class Animal extends Base {
+      #secret = 1;
+      /** Speaks. */
+      speak() { return parse(this.name); }
+      static create() { return new Animal(); }
+    }
+
+    const twice = (x) => x * 2;
+    module.exports = { Animal, twice };
+    """
+    rel = "lib/animal.js"
+    nodes = nodes_of(JavaScriptAnalyzer(), rel, source)
+    assert nodes["import.fs"].edges == [("uko:dependsOn", "symbol:fs")]
+    assert nodes["import.lib.parser.parse"].edges == [("uko:dependsOn", "symbol:lib.parser.parse")]
+    animal = nodes["Animal"]
+    assert animal.properties["docstring"] == "An animal."
+    assert ("uko-oo:inheritsFrom", "symbol:Base") in animal.edges
+    assert nodes["Animal.speak"].properties["docstring"] == "Speaks."
+    assert ("uko:dependsOn", "symbol:lib.parser.parse") in nodes["Animal.speak"].edges
+    assert ("uko:dependsOn", uri(rel, "Animal")) in nodes["Animal.create"].edges
+    assert nodes["twice"].uko_type == "uko-ts:ArrowFunction"
+
+
+def test_javascript_shipped_in_installed_packages() -> None:
+    """Real ``.js`` files found in site-packages analyze without errors."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    files = [p for p in sorted(site.glob("*/**/*.js")) if p.stat().st_size < 500_000][:20]
+    if not files:
+        pytest.skip("no .js file is installed in this environment")
+    for path in files:
+        relative = str(path.relative_to(site))
+        result = JavaScriptAnalyzer().analyze(
+            path, path.read_text(encoding="utf-8", errors="replace"),
+            resource_id=RESOURCE, relative_path=relative,
+        )  # fmt: skip
+        check_tree(result.nodes, relative)
+        assert result.nodes[0].renderings[DEPTH_FULL]
+
+
+GO = """\
+// Package shapes computes areas.
+package shapes
+
+import (
+	"fmt"
+	m "math"
+)
+
+// Shape is anything with an area.
+type Shape interface {
+	// Area returns the area.
+	Area() float64
+}
+
+// Circle is round.
+type Circle struct {
+	R    float64 // radius
+	Name string
+}
+
+// Area of the circle.
+func (c *Circle) Area() float64 {
+	return m.Pi * c.R * c.R
+}
+
+// Describe prints a shape.
+func Describe(s Shape) string {
+	return fmt.Sprintf("%.2f", s.Area())
+}
+
+// New makes a circle.
+func New(r float64) *Circle {
+	c := &Circle{R: r}
+	Describe(c)
+	return c
+}
+
+const Max = 10
+"""
+
+
+def test_go_types_functions_methods_and_doc_comments() -> None:
+    """Structs, interfaces, receiver methods under their type, ``//`` doc runs, imports."""
+    rel = "shapes/shapes.go"
+    nodes = nodes_of(GoAnalyzer(), rel, GO)
+    module = nodes[""]
+    assert module.properties["docstring"] == "Package shapes computes areas."
+    assert module.properties["package"] == "shapes"
+    assert nodes["Shape"].uko_type == "uko-oo:Interface"
+    assert nodes["Shape.Area"].properties["docstring"] == "Area returns the area."
+    circle = nodes["Circle"]
+    assert circle.uko_type == "uko-proc:Struct"
+    assert circle.properties["signature"] == "type Circle struct"
+    assert nodes["Circle.R"].uko_type == "uko-oo:Attribute"
+    assert "docstring" not in nodes["Circle.Name"].properties  # a trailing comment is not a doc
+    area = nodes["Circle.Area"]
+    assert area.uko_type == "uko-oo:Method"
+    assert area.parent == circle.uri
+    assert area.properties["signature"] == "func (c *Circle) Area() float64"
+    assert area.properties["docstring"] == "Area of the circle."
+    describe = nodes["Describe"]
+    assert describe.uko_type == "uko-proc:Procedure"
+    assert ("uko:dependsOn", "symbol:fmt.Sprintf") in describe.edges
+    assert ("uko:dependsOn", uri(rel, "Describe")) in nodes["New"].edges
+    assert nodes["Max"].uko_type == "uko-proc:GlobalVariable"
+    assert nodes["import.fmt"].edges == [
+        ("uko:dependsOn", "symbol:fmt"),
+        ("uko:dependsOn", "symbol:math"),
+    ]
+
+
+RUST = """\
+//! Geometry for the crate.
+use std::collections::HashMap;
+use crate::units::{Meters, convert as to_meters};
+
+/// A point in space.
+#[derive(Debug, Clone)]
+pub struct Point<'a, T: Clone> {
+    pub x: i32,
+    label: &'a T,
+}
+
+/// Things that can be drawn.
+pub trait Draw {
+    /// Draws it.
+    fn draw(&self) -> String;
+}
+
+impl<'a, T: Clone> Point<'a, T> {
+    /// Makes a point.
+    pub fn new(x: i32, label: &'a T) -> Self {
+        Point { x, label }
+    }
+
+    pub fn shifted(&self) -> Self {
+        let p = Self::new(self.x + 1, self.label);
+        p.describe();
+        p
+    }
+
+    fn describe(&self) {}
+}
+
+impl<'a, T: Clone> Draw for Point<'a, T> {
+    fn draw(&self) -> String {
+        let meters = to_meters(self.x);
+        format!("{}", meters)
+    }
+}
+
+pub enum Shape { Dot(Point<'static, u8>), Line }
+
+pub fn origin() -> i32 { helper() }
+fn helper() -> i32 { 0 }
+
+mod inner {
+    pub fn f() {}
+}
+mod geometry;
+macro_rules! square { ($x:expr) => { $x * $x }; }
+pub const MAX: usize = 10;
+"""
+
+
+def test_rust_items_impls_traits_and_docs() -> None:
+    """Structs with derives, traits, impl blocks (methods named by type), ``///`` docs."""
+    rel = "src/lib.rs"
+    nodes = nodes_of(RustAnalyzer(), rel, RUST)
+    module = nodes[""]
+    assert module.uko_type == "uko-rs:Crate"
+    assert module.properties["docstring"] == "Geometry for the crate."
+    point = nodes["Point"]
+    assert point.uko_type == "uko-rs:Struct"
+    assert point.properties["signature"] == "pub struct Point<'a, T: Clone>"
+    assert point.properties["docstring"] == "A point in space."
+    assert point.properties["decorators"] == "#[derive(Debug, Clone)]"
+    assert "#[derive(Debug, Clone)]" in point.renderings[DEPTH_SIGNATURES]
+    assert nodes["Point.x"].properties["signature"] == "pub x: i32"
+    assert nodes["Draw"].uko_type == "uko-rs:Trait"
+    assert nodes["Draw.draw"].uko_type == "uko-rs:Method"
+    assert nodes["Draw.draw"].properties["docstring"] == "Draws it."
+    inherent = nodes["Point~impl"]
+    assert inherent.uko_type == "uko-rs:Impl"
+    assert ("uko-rs:implFor", point.uri) in inherent.edges
+    new = nodes["Point.new"]
+    assert new.parent == inherent.uri
+    assert new.properties["signature"] == "pub fn new(x: i32, label: &'a T) -> Self"
+    assert new.properties["docstring"] == "Makes a point."
+    assert ("uko:dependsOn", new.uri) in nodes["Point.shifted"].edges
+    trait_impl = nodes["Point~impl~Draw"]
+    assert trait_impl.name == "impl Draw for Point"
+    assert ("uko-rs:implementsTrait", nodes["Draw"].uri) in trait_impl.edges
+    assert ("uko:dependsOn", "symbol:crate.units.convert") in nodes["Point.draw"].edges
+    assert nodes["Shape"].uko_type == "uko-rs:Enum"
+    assert {"Shape.Dot", "Shape.Line"} <= set(nodes)
+    assert ("uko:dependsOn", uri(rel, "helper")) in nodes["origin"].edges
+    assert nodes["inner.f"].uko_type == "uko-rs:Function"
+    assert nodes["import.src.geometry"].uko_type == "uko-rs:Use"
+    assert nodes["square"].uko_type == "uko-rs:Macro"
+    assert nodes["MAX"].uko_type == "uko-rs:Constant"
+    use = nodes["import.crate.units.Meters"]
+    assert use.edges == [
+        ("uko:dependsOn", "symbol:crate.units.Meters"),
+        ("uko:dependsOn", "symbol:crate.units.convert"),
+    ]
+
+
+JAVA = """\
+package com.example.users;
+
+import java.util.List;
+import java.util.Optional;
+import static java.lang.Math.max;
+
+/**
+ * Finds and stores users.
+ */
+@Service
+public final class UserService extends BaseService implements Finder, AutoCloseable {
+    private final List<String> names = List.of();
+    public static final int LIMIT = 3, FLOOR = 1;
+
+    /** Makes the service. */
+    public UserService(String name) {
+        super(name);
+    }
+
+    /**
+     * Finds a user.
+     * @param id the id
+     */
+    @Override
+    public Optional<User> find(long id) throws IOException {
+        return Optional.ofNullable(lookup(max(id, FLOOR)));
+    }
+
+    private User lookup(long id) { return new User(id); }
+
+    static class User {
+        User(long id) {}
+    }
+}
+
+interface Finder { Optional<?> find(long id) throws IOException; }
+enum Level { LOW, HIGH; int weight() { return 1; } }
+record Pair(int a, int b) {}
+"""
+
+
+def test_java_classes_members_javadoc_and_calls() -> None:
+    """Classes with annotations and Javadoc, constructors, fields, nested types, records."""
+    rel = "src/main/java/com/example/users/UserService.java"
+    nodes = nodes_of(JavaAnalyzer(), rel, JAVA)
+    module = nodes[""]
+    assert module.uko_type == "uko-java:CompilationUnit"
+    assert module.properties["package"] == "com.example.users"
+    service = nodes["UserService"]
+    assert service.uko_type == "uko-java:Class"
+    assert service.properties["fqname"] == "com.example.users.UserService"
+    assert service.properties["docstring"] == "Finds and stores users."
+    assert service.properties["signature"] == (
+        "@Service public final class UserService extends BaseService "
+        "implements Finder, AutoCloseable"
+    )
+    assert ("uko-oo:inheritsFrom", "symbol:BaseService") in service.edges
+    assert ("uko-oo:implements", uri(rel, "Finder")) in service.edges
+    assert nodes["UserService.UserService"].uko_type == "uko-java:Constructor"
+    find = nodes["UserService.find"]
+    assert find.uko_type == "uko-java:Method"
+    assert find.properties["signature"] == (
+        "@Override public Optional<User> find(long id) throws IOException"
+    )
+    assert find.properties["docstring"] == "Finds a user.\n@param id the id"
+    assert ("uko:dependsOn", uri(rel, "UserService.lookup")) in find.edges
+    assert ("uko:dependsOn", "symbol:java.lang.Math.max") in find.edges
+    assert ("uko:dependsOn", "symbol:java.util.Optional.ofNullable") in find.edges
+    assert ("uko:dependsOn", uri(rel, "UserService.User")) in nodes["UserService.lookup"].edges
+    assert nodes["UserService.LIMIT"].uko_type == "uko-java:Field"
+    assert {"UserService.FLOOR", "UserService.names"} <= set(nodes)
+    assert nodes["UserService.User"].parent == service.uri
+    assert nodes["Finder"].uko_type == "uko-java:Interface"
+    assert nodes["Level"].uko_type == "uko-java:Enum"
+    assert {"Level.LOW", "Level.weight"} <= set(nodes)
+    assert nodes["Pair"].uko_type == "uko-java:Record"
+    assert nodes["import.java.util.List"].uko_type == "uko-java:Import"
+
+
+@pytest.mark.parametrize(
+    ("analyzer", "relative", "source"),
+    [
+        (TypeScriptAnalyzer(), "bad.ts", "export class A {\n  method( {\n}\nfunction ok() {}\n"),
+        (GoAnalyzer(), "bad.go", "package x\n\nfunc Broken( {\n}\n\nfunc Fine() {}\n"),
+        (RustAnalyzer(), "bad.rs", "fn broken( {\n}\n\nfn fine() {}\n"),
+        (JavaAnalyzer(), "Bad.java", "class A {\n  void m( {\n  }\n  void ok() {}\n}\n"),
+    ],
+)
+def test_syntax_errors_are_reported_and_the_rest_is_indexed(
+    analyzer: TreeSitterAnalyzer, relative: str, source: str
+) -> None:
+    """tree-sitter recovers: the error position is reported and the file still has nodes."""
+    result = analyze(analyzer, relative, source)
+    assert len(result.errors) == 1 and result.errors[0].startswith(f"{relative}:")
+    assert result.nodes[0].renderings[DEPTH_FULL] == source
+    check_tree(result.nodes, relative)
+
+
+def test_undecodable_and_empty_input() -> None:
+    """Replacement characters, empty files and binary-ish text never raise."""
+    assert len(analyze(GoAnalyzer(), "empty.go", "").nodes) == 1
+    result = analyze(TypeScriptAnalyzer(), "odd.ts", "const s = '\ufffd\x00';\nfunction f() {}\n")
+    assert [n.qualname for n in result.nodes] == ["", "s", "f"]
+
+
+def test_supports_and_grammars_are_cached() -> None:
+    """Each analyzer claims its suffixes; a grammar is built once per process."""
+    assert TypeScriptAnalyzer().supports(Path("a.tsx"), b"")
+    assert TypeScriptAnalyzer().supports(Path("a.mts"), b"")
+    assert not TypeScriptAnalyzer().supports(Path("a.js"), b"")
+    assert JavaScriptAnalyzer().supports(Path("a.cjs"), b"")
+    assert GoAnalyzer().supports(Path("main.go"), b"")
+    assert RustAnalyzer().supports(Path("lib.rs"), b"")
+    assert JavaAnalyzer().supports(Path("A.java"), b"")
+    assert grammar("rust") is grammar("rust")
+    with pytest.raises(ValueError, match="no tree-sitter grammar"):
+        grammar("cobol")

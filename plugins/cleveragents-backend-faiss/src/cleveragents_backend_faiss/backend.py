@@ -1,0 +1,844 @@
+"""``FaissVectorBackend``: the ``faiss`` vector backend, one instance per project folder.
+
+**Structure.** Vectors are L2-normalised on the way in, so inner product is
+cosine similarity. Small indexes use ``IndexFlatIP`` (exact); once an index
+holds ``hnsw_threshold`` live vectors (50,000 by default) it is rebuilt as
+``IndexHNSWFlat`` with inner product (approximate, sub-linear), and back to flat
+below half the threshold. ``index_type="flat"`` or ``"hnsw"`` pins the choice.
+Both sit in an ``IndexIDMap2``: every vector has an int64 id that this class
+maps to its UKO URI, resource ULID, content and metadata.
+
+**Updates without rebuilds.** Re-indexing a URI replaces its vector; removing
+a URI or a whole resource removes its vectors. A flat index removes them in
+place. HNSW cannot remove, so removed ids become *tombstones* that every search
+filters out; when tombstones exceed ``tombstone_ratio`` (25%) of the stored
+vectors, the next ``commit()`` (or ``compact()``) rebuilds the graph from the
+live vectors.
+
+**Scope.** A search only ever sees vectors of the resources in ``scope``, and
+still returns ``top_k`` of them when that many exist: small scopes (up to
+``exact_scope_limit`` vectors) are scored exactly over their own vectors;
+larger ones use a FAISS ``IDSelector`` inside the search, and an HNSW search
+that comes back short is retried with a wider beam, then exactly. Nothing is
+filtered after the fact.
+
+**Durability.** Writes stay in memory until ``commit()``, which writes a new
+generation of files atomically (:mod:`cleveragents_backend_faiss.storage`);
+``close()`` commits pending writes unless ``commit_on_close=False``, and
+``rollback()`` discards them. One process writes a project's index at a time.
+
+**Faults.** An index built with another embedder or dimension raises
+:class:`~cleveragents.errors.ConfigurationError` naming both and the fix. A
+corrupt or truncated index is moved aside as ``*.corrupt``; the backend opens
+empty with ``needs_rebuild = True`` for the caller to re-embed from its sources.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from cleveragents.errors import BusinessRuleViolation, ConfigurationError, ValidationError
+from cleveragents.protocols.backends import EmbeddingChunk, VectorResult
+
+from cleveragents_backend_faiss import storage
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
+
+__all__ = ["INDEX_TYPES", "RESOURCE_METADATA_KEYS", "FaissVectorBackend", "InvalidVectorQuery"]
+
+INDEX_TYPES = ("auto", "flat", "hnsw")
+#: Metadata keys that name a document's resource ULID, in order of preference.
+RESOURCE_METADATA_KEYS = ("resource_id", "resource_ulid", "resource")
+_REBUILD_HINT = "run `cleveragents vector rebuild`"
+_MAX_EF_SEARCH = 4096
+
+
+class InvalidVectorQuery(ValidationError, ValueError):
+    """A bad argument: a ValidationError for the CLI, a ValueError for plain Python callers."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    uri: str
+    resource_id: str
+    content: str
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Options:
+    embedder: str | None
+    dimension: int | None
+    index_type: str
+    hnsw_threshold: int
+    hnsw_m: int
+    hnsw_ef_construction: int
+    hnsw_ef_search: int
+    tombstone_ratio: float
+    exact_scope_limit: int
+    verify_checksums: bool
+    commit_on_close: bool
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"vector backend option {name} must be a positive integer")
+    return value
+
+
+def _parse_options(options: dict[str, Any]) -> _Options:
+    known = {
+        "embedder": None,
+        "dimension": None,
+        "index_type": "auto",
+        "hnsw_threshold": 50_000,
+        "hnsw_m": 32,
+        "hnsw_ef_construction": 80,
+        "hnsw_ef_search": 96,
+        "tombstone_ratio": 0.25,
+        "exact_scope_limit": 20_000,
+        "verify_checksums": True,
+        "commit_on_close": True,
+    }
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ConfigurationError(
+            f"unknown vector backend option(s) {', '.join(unknown)} "
+            f"(valid: {', '.join(sorted(known))})"
+        )
+    values = {**known, **options}
+    if values["index_type"] not in INDEX_TYPES:
+        raise ConfigurationError(
+            f"index_type must be one of {', '.join(INDEX_TYPES)}, got {values['index_type']!r}"
+        )
+    if values["dimension"] is not None:
+        _positive_int("dimension", values["dimension"])
+    for name in ("hnsw_threshold", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search"):
+        _positive_int(name, values[name])
+    if not isinstance(values["exact_scope_limit"], int) or values["exact_scope_limit"] < 0:
+        raise ConfigurationError("exact_scope_limit must be a non-negative integer")
+    ratio = values["tombstone_ratio"]
+    if not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
+        raise ConfigurationError("tombstone_ratio must be in (0, 1]")
+    embedder = values["embedder"]
+    return _Options(
+        embedder=None if embedder in (None, "") else str(embedder),
+        dimension=values["dimension"],
+        index_type=values["index_type"],
+        hnsw_threshold=values["hnsw_threshold"],
+        hnsw_m=values["hnsw_m"],
+        hnsw_ef_construction=values["hnsw_ef_construction"],
+        hnsw_ef_search=values["hnsw_ef_search"],
+        tombstone_ratio=float(ratio),
+        exact_scope_limit=values["exact_scope_limit"],
+        verify_checksums=bool(values["verify_checksums"]),
+        commit_on_close=bool(values["commit_on_close"]),
+    )
+
+
+def _require_str(name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidVectorQuery(f"{name} must be a non-empty string")
+    return value
+
+
+def _require_scope(scope: object) -> frozenset[str]:
+    if isinstance(scope, (str, bytes)) or not isinstance(scope, (set, frozenset)):
+        raise InvalidVectorQuery("scope must be a set of resource ULIDs")
+    return frozenset(str(s) for s in scope)
+
+
+def _resource_of(metadata: Mapping[str, Any]) -> str:
+    for key in RESOURCE_METADATA_KEYS:
+        value = metadata.get(key)
+        if value:
+            return str(value)
+    raise InvalidVectorQuery(
+        f"metadata must name the document's resource ULID under '{RESOURCE_METADATA_KEYS[0]}'"
+    )
+
+
+def _str_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in metadata.items() if k != "content"}
+
+
+class FaissVectorBackend:
+    """VectorBackend + VectorIndexBackend over FAISS, persisted under ``location``.
+
+    Options (``index.vector.options`` in the configuration): ``embedder`` and
+    ``dimension`` (what the vectors come from; checked against the index on
+    open), ``index_type`` (``auto`` | ``flat`` | ``hnsw``), ``hnsw_threshold``,
+    ``hnsw_m``, ``hnsw_ef_construction``, ``hnsw_ef_search``,
+    ``tombstone_ratio``, ``exact_scope_limit``, ``verify_checksums``,
+    ``commit_on_close``.
+    """
+
+    def __init__(self, location: Path | str, **options: Any) -> None:
+        import faiss  # heavy: imported when a backend is opened, never at plugin load
+
+        self._faiss = faiss
+        self.location = Path(location)
+        self.options = _parse_options(options)
+        self._lock = threading.RLock()
+        self._closed = False
+        #: True when the stored index was unusable and was set aside: re-embed and commit.
+        self.needs_rebuild = False
+        #: Why the stored index was set aside, when it was.
+        self.corruption: str | None = None
+        self.location.mkdir(parents=True, exist_ok=True)
+        self._load()
+
+    # -- opening -------------------------------------------------------------------
+
+    def _reset_state(self, dimension: int | None, embedder: str | None) -> None:
+        self._dimension = dimension
+        self._embedder = embedder
+        self._structure = "flat" if self.options.index_type != "hnsw" else "hnsw"
+        self._index: Any = None
+        self._entries: dict[int, _Entry] = {}
+        self._uri_ids: dict[str, int] = {}
+        self._resource_ids: dict[str, set[int]] = {}
+        self._tombstones: set[int] = set()
+        self._next_id = 0
+        self._generation = 0
+        self._dirty = False
+        self._rows: np.ndarray | None = None
+
+    def _load(self) -> None:
+        configured = self.options
+        self._reset_state(configured.dimension, configured.embedder)
+        try:
+            manifest = storage.read_manifest(self.location)
+        except storage.CorruptIndexError as exc:
+            self._set_aside(str(exc), None)
+            return
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from exc
+        if manifest is None:
+            return
+        self._check_compatible(manifest)
+        try:
+            index_path = storage.verify_file(
+                self.location, manifest.index_file, checksum=configured.verify_checksums
+            )
+            entries_path = storage.verify_file(
+                self.location, manifest.entries_file, checksum=configured.verify_checksums
+            )
+            index = self._faiss.read_index(str(index_path))
+            entries = self._read_entries(entries_path)
+            self._adopt(manifest, index, entries)
+        except (storage.CorruptIndexError, RuntimeError, ValueError, OSError) as exc:
+            self._reset_state(configured.dimension, configured.embedder)
+            self._set_aside(str(exc), manifest)
+
+    def _check_compatible(self, manifest: storage.Manifest) -> None:
+        wanted_name, wanted_dim = self.options.embedder, self.options.dimension
+        name_differs = wanted_name is not None and manifest.embedder not in (None, wanted_name)
+        dim_differs = wanted_dim is not None and wanted_dim != manifest.dimension
+        if name_differs or dim_differs:
+            built = f"embedder {manifest.embedder or 'unknown'} (dim {manifest.dimension})"
+            wanted = (
+                f"embedder {wanted_name or manifest.embedder or 'unknown'} "
+                f"(dim {wanted_dim or manifest.dimension})"
+            )
+            raise ConfigurationError(
+                f"vector index at {self.location} was built with {built}; configured "
+                f"{wanted}: {_REBUILD_HINT}",
+                details={
+                    "location": str(self.location),
+                    "index_embedder": manifest.embedder,
+                    "index_dimension": manifest.dimension,
+                    "configured_embedder": wanted_name,
+                    "configured_dimension": wanted_dim,
+                },
+            )
+        self._embedder = wanted_name or manifest.embedder
+        self._dimension = manifest.dimension
+
+    @staticmethod
+    def _read_entries(path: Path) -> dict[int, _Entry]:
+        entries: dict[int, _Entry] = {}
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                try:
+                    row = json.loads(line)
+                    entry = _Entry(
+                        str(row["uri"]),
+                        str(row["resource"]),
+                        str(row["content"]),
+                        {str(k): str(v) for k, v in row["metadata"].items()},
+                    )
+                    entries[int(row["id"])] = entry
+                except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+                    raise storage.CorruptIndexError(
+                        f"{path.name} line {number} is malformed: {exc}"
+                    ) from exc
+        return entries
+
+    def _adopt(self, manifest: storage.Manifest, index: Any, entries: dict[int, _Entry]) -> None:
+        np = _numpy()
+        faiss = self._faiss
+        if not isinstance(index, faiss.IndexIDMap2):
+            raise storage.CorruptIndexError("the index file does not hold an id-mapped index")
+        if index.d != manifest.dimension:
+            raise storage.CorruptIndexError(
+                f"the index file has dimension {index.d}, the manifest says {manifest.dimension}"
+            )
+        rows = faiss.vector_to_array(index.id_map).astype(np.int64)
+        live = np.fromiter(entries, dtype=np.int64, count=len(entries))
+        if len(entries) != manifest.count or not np.isin(live, rows).all():
+            raise storage.CorruptIndexError("the entries file does not match the index file")
+        if len(rows) and (np.diff(rows) <= 0).any():
+            raise storage.CorruptIndexError("the index file's ids are out of order")
+        self._index = index
+        inner = faiss.downcast_index(index.index)
+        self._structure = "hnsw" if isinstance(inner, faiss.IndexHNSWFlat) else "flat"
+        self._entries = entries
+        for vector_id, entry in entries.items():
+            self._uri_ids[entry.uri] = vector_id
+            self._resource_ids.setdefault(entry.resource_id, set()).add(vector_id)
+        self._tombstones = set(rows.tolist()) - set(entries)
+        self._next_id = max(manifest.next_id, int(rows.max()) + 1 if len(rows) else 0)
+        self._generation = manifest.generation
+        pinned = self.options.index_type
+        if pinned != "auto" and pinned != self._structure:
+            self._rebuild(pinned)
+            self._dirty = True
+        else:
+            self._after_writes()
+
+    def _set_aside(self, reason: str, manifest: storage.Manifest | None) -> None:
+        from cleveragents.log import get_logger
+
+        if manifest is not None:
+            names = [manifest.index_file.name, manifest.entries_file.name]
+        else:
+            names = sorted(
+                p.name
+                for pattern in ("index-*.faiss", "entries-*.jsonl")
+                for p in self.location.glob(pattern)
+            )
+        moved = storage.quarantine(self.location, [storage.MANIFEST_NAME, *names])
+        self.needs_rebuild = True
+        self.corruption = reason
+        get_logger(__name__).warning(
+            "vector index is corrupt; moved aside, starting empty",
+            location=str(self.location),
+            reason=reason,
+            moved=[p.name for p in moved],
+        )
+
+    # -- properties ------------------------------------------------------------------
+
+    @property
+    def dimension(self) -> int | None:
+        """Vector dimension: configured, read from the index, or set by the first write."""
+        return self._dimension
+
+    @property
+    def embedder_name(self) -> str | None:
+        """The embedder the vectors come from, as configured or recorded in the manifest."""
+        return self._embedder
+
+    @property
+    def index_type(self) -> str:
+        """The structure in use now: ``flat`` (exact) or ``hnsw`` (approximate)."""
+        return self._structure
+
+    @property
+    def dirty(self) -> bool:
+        """True when there are writes that ``commit()`` has not persisted yet."""
+        return self._dirty
+
+    def count(self, resource_id: str | None = None) -> int:
+        """Live vectors, in all resources or in one."""
+        with self._lock:
+            if resource_id is None:
+                return len(self._entries)
+            return len(self._resource_ids.get(resource_id, ()))
+
+    def stats(self) -> dict[str, Any]:
+        """What ``cleveragents index status`` shows about this index."""
+        with self._lock:
+            return {
+                "backend": "faiss",
+                "location": str(self.location),
+                "embedder": self._embedder,
+                "dimension": self._dimension,
+                "count": len(self._entries),
+                "resources": {r: len(ids) for r, ids in sorted(self._resource_ids.items())},
+                "index_type": self._structure,
+                "tombstones": len(self._tombstones),
+                "needs_rebuild": self.needs_rebuild,
+                "dirty": self._dirty,
+            }
+
+    @staticmethod
+    def describe(location: Path | str) -> dict[str, Any] | None:
+        """The committed manifest of the index at ``location`` without loading it (None if none)."""
+        try:
+            manifest = storage.read_manifest(Path(location))
+        except storage.CorruptIndexError as exc:
+            return {"location": str(location), "corrupt": str(exc)}
+        return None if manifest is None else manifest.to_dict()
+
+    # -- validation ------------------------------------------------------------------
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise BusinessRuleViolation(f"the vector index at {self.location} is closed")
+
+    def _check_dimension(self, got: int, what: str) -> None:
+        if self._dimension is not None and got != self._dimension:
+            raise InvalidVectorQuery(
+                f"{what} has {got} dimensions; the vector index at {self.location} has "
+                f"{self._dimension} (embedder {self._embedder or 'unknown'})",
+                details={"got": got, "expected": self._dimension},
+            )
+
+    def _as_matrix(self, vectors: ArrayLike, rows: int) -> np.ndarray:
+        np = _numpy()
+        try:
+            matrix = np.array(vectors, dtype=np.float32, copy=True, ndmin=2)
+        except (TypeError, ValueError) as exc:
+            raise InvalidVectorQuery(f"vectors must be numbers: {exc}") from exc
+        if matrix.ndim != 2 or matrix.shape[0] != rows or matrix.shape[1] == 0:
+            raise InvalidVectorQuery(
+                f"expected {rows} vectors as a ({rows}, dimension) array, got shape {matrix.shape}"
+            )
+        self._check_dimension(matrix.shape[1], "a vector")
+        if not np.isfinite(matrix).all():
+            raise InvalidVectorQuery("vectors must be finite")
+        norms = np.linalg.norm(matrix, axis=1)
+        if (norms == 0).any():
+            raise InvalidVectorQuery("vectors must have a non-zero norm")
+        matrix /= norms[:, None]
+        return np.ascontiguousarray(matrix)
+
+    def _query_vector(self, embedding: Sequence[float]) -> np.ndarray:
+        if isinstance(embedding, (str, bytes)) or embedding is None:
+            raise InvalidVectorQuery("embedding must be a non-empty sequence of floats")
+        try:
+            length = len(embedding)
+        except TypeError as exc:
+            raise InvalidVectorQuery("embedding must be a non-empty sequence of floats") from exc
+        if length == 0:
+            raise InvalidVectorQuery("embedding must be a non-empty sequence of floats")
+        self._check_dimension(length, "the query embedding")
+        return self._as_matrix([embedding], 1)
+
+    # -- the index structure ------------------------------------------------------------
+
+    def _new_index(self, structure: str, dimension: int) -> Any:
+        faiss = self._faiss
+        if structure == "hnsw":
+            inner = faiss.IndexHNSWFlat(dimension, self.options.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            inner.hnsw.efConstruction = self.options.hnsw_ef_construction
+            inner.hnsw.efSearch = self.options.hnsw_ef_search
+        else:
+            inner = faiss.IndexFlatIP(dimension)
+        return faiss.IndexIDMap2(inner)  # the wrapper keeps ``inner`` alive
+
+    def _ensure_index(self, dimension: int) -> None:
+        if self._index is None:
+            self._dimension = dimension
+            self._index = self._new_index(self._structure, dimension)
+
+    def _row_ids(self) -> np.ndarray:
+        """External ids in storage order (ascending: ids only grow, removal keeps order)."""
+        if self._rows is None:
+            self._rows = self._faiss.vector_to_array(self._index.id_map).astype("int64")
+        return self._rows
+
+    def _stored_vectors(self) -> np.ndarray:
+        """A zero-copy view of every stored vector (tombstones included), in storage order."""
+        np = _numpy()
+        faiss = self._faiss
+        inner = faiss.downcast_index(self._index.index)
+        flat = faiss.downcast_index(inner.storage) if self._structure == "hnsw" else inner
+        count, dim = flat.ntotal, self._index.d
+        if count == 0:
+            return np.empty((0, dim), dtype=np.float32)
+        return faiss.rev_swig_ptr(flat.get_xb(), count * dim).reshape(count, dim)
+
+    def _vectors_of(self, ids: np.ndarray) -> np.ndarray:
+        """Copies of the vectors with external ``ids`` (ascending, all stored)."""
+        positions = _numpy().searchsorted(self._row_ids(), ids)
+        return self._stored_vectors()[positions]
+
+    def _rebuild(self, structure: str) -> None:
+        """Rebuild the index as ``structure`` from the live vectors (drops tombstones)."""
+        np = _numpy()
+        live = np.array(sorted(self._entries), dtype=np.int64)
+        vectors = self._vectors_of(live) if len(live) else None
+        index = self._new_index(structure, self._index.d)
+        if vectors is not None:
+            index.add_with_ids(vectors, live)
+        self._index, self._structure = index, structure
+        self._tombstones.clear()
+        self._rows = None
+
+    def _after_writes(self) -> None:
+        live = len(self._entries)
+        if self.options.index_type == "auto" and self._index is not None:
+            threshold = self.options.hnsw_threshold
+            if self._structure == "flat" and live >= threshold:
+                self._rebuild("hnsw")
+            elif self._structure == "hnsw" and live < threshold // 2:
+                self._rebuild("flat")
+
+    def _compaction_due(self) -> bool:
+        if self._structure != "hnsw" or self._index is None or not self._tombstones:
+            return False
+        return len(self._tombstones) > self.options.tombstone_ratio * self._index.ntotal
+
+    def compact(self) -> None:
+        """Rebuild an HNSW index without its tombstones now (``commit()`` does it when due)."""
+        with self._lock:
+            self._require_open()
+            if self._index is not None and self._tombstones:
+                self._rebuild(self._structure)
+                self._dirty = True
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _forget(self, ids: Iterable[int]) -> int:
+        """Drop ``ids`` from the tables and the index; returns how many were live."""
+        np = _numpy()
+        dropped = []
+        for vector_id in ids:
+            entry = self._entries.pop(vector_id, None)
+            if entry is None:
+                continue
+            dropped.append(vector_id)
+            del self._uri_ids[entry.uri]
+            owned = self._resource_ids[entry.resource_id]
+            owned.discard(vector_id)
+            if not owned:
+                del self._resource_ids[entry.resource_id]
+        if not dropped:
+            return 0
+        if self._structure == "hnsw":
+            self._tombstones.update(dropped)
+        else:
+            selector = self._faiss.IDSelectorBatch(np.array(dropped, dtype=np.int64))
+            self._index.remove_ids(selector)
+            self._rows = None
+        self._dirty = True
+        return len(dropped)
+
+    def add(
+        self,
+        chunks: Sequence[EmbeddingChunk],
+        vectors: ArrayLike,
+        *,
+        resource_id: str,
+    ) -> int:
+        """Index ``chunks`` of ``resource_id`` with one vector each; a known URI is replaced.
+
+        ``vectors`` is a ``(len(chunks), dimension)`` array (normalised here). The
+        chunk's ``uko_uri`` is its id; its ``content`` is what results return.
+        """
+        _require_str("resource_id", resource_id)
+        chunks = list(chunks)
+        with self._lock:
+            self._require_open()
+            if not chunks:
+                return 0
+            matrix = self._as_matrix(vectors, len(chunks))
+            latest: dict[str, int] = {}
+            for position, chunk in enumerate(chunks):
+                latest[_require_str("uko_uri", chunk.uko_uri)] = position
+            keep = sorted(latest.values())
+            self._forget(self._uri_ids[u] for u in latest if u in self._uri_ids)
+            self._ensure_index(matrix.shape[1])
+            np = _numpy()
+            ids = np.arange(self._next_id, self._next_id + len(keep), dtype=np.int64)
+            self._index.add_with_ids(matrix[keep], ids)
+            self._next_id += len(keep)
+            self._rows = None
+            owned = self._resource_ids.setdefault(resource_id, set())
+            for vector_id, position in zip(ids.tolist(), keep, strict=True):
+                chunk = chunks[position]
+                self._entries[vector_id] = _Entry(
+                    chunk.uko_uri, resource_id, str(chunk.content), _str_metadata(chunk.metadata)
+                )
+                self._uri_ids[chunk.uko_uri] = vector_id
+                owned.add(vector_id)
+            self._dirty = True
+            self._after_writes()
+            return len(keep)
+
+    def delete_uris(self, uris: Iterable[str]) -> int:
+        """Remove the vectors of ``uris`` (unknown ones are ignored); returns how many."""
+        with self._lock:
+            self._require_open()
+            removed = self._forget([self._uri_ids[u] for u in set(uris) if u in self._uri_ids])
+            if removed:
+                self._after_writes()
+            return removed
+
+    def delete_resource(self, resource_id: str) -> int:
+        """Remove every vector of ``resource_id``; returns how many."""
+        with self._lock:
+            self._require_open()
+            removed = self._forget(list(self._resource_ids.get(resource_id, ())))
+            if removed:
+                self._after_writes()
+            return removed
+
+    def clear(self) -> None:
+        """Remove every vector (keeping embedder and dimension); ``commit()`` persists it."""
+        with self._lock:
+            self._require_open()
+            self._empty(self._embedder, self._dimension)
+
+    def reset(self, *, embedder: str | None, dimension: int | None) -> None:
+        """Empty the index for vectors of another embedder (``vector rebuild``); commit after."""
+        if dimension is not None:
+            _positive_int("dimension", dimension)
+        with self._lock:
+            self._require_open()
+            self.options = dataclasses.replace(self.options, embedder=embedder, dimension=dimension)
+            self._empty(embedder, dimension)
+
+    def _empty(self, embedder: str | None, dimension: int | None) -> None:
+        generation = self._generation
+        self._reset_state(dimension, embedder)
+        self._generation = generation
+        self._dirty = True
+
+    # -- the spec's single-document API (VectorIndexBackend) ---------------------------
+
+    def index_embedding(
+        self, project: str, doc_id: str, embedding: list[float], metadata: dict[str, Any]
+    ) -> None:
+        """Index one vector; ``metadata`` names its resource and may carry ``content``."""
+        _require_str("doc_id", doc_id)
+        if isinstance(embedding, (str, bytes)) or len(embedding) == 0:
+            raise InvalidVectorQuery("embedding must be a non-empty sequence of floats")
+        resource = _resource_of(metadata)
+        chunk = EmbeddingChunk(doc_id, str(metadata.get("content", "")), _str_metadata(metadata))
+        self.add([chunk], [embedding], resource_id=resource)
+
+    def remove_embedding(self, project: str, doc_id: str) -> None:
+        """Remove one vector by its document id (its UKO URI)."""
+        self.delete_uris([doc_id])
+
+    # -- searching -------------------------------------------------------------------------
+
+    def similarity_search(
+        self,
+        embedding: Sequence[float],
+        *,
+        scope: frozenset[str],
+        top_k: int = 20,
+        min_score: float = 0.0,
+    ) -> list[VectorResult]:
+        """The ``top_k`` vectors of resources in ``scope`` most similar to ``embedding``.
+
+        Scores are cosine similarities clipped to [0, 1], descending (ties by URI).
+        """
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidVectorQuery(f"top_k must be a positive integer, got {top_k!r}")
+        resources = _require_scope(scope)
+        with self._lock:
+            self._require_open()
+            query = self._query_vector(embedding)
+            ids = self._scope_ids(resources)
+            if not len(ids):
+                return []
+            k = min(top_k, len(ids))
+            scores, found = self._search(query, ids, k)
+            results = []
+            for score, vector_id in zip(scores.tolist(), found.tolist(), strict=True):
+                entry = self._entries[vector_id]
+                clipped = min(1.0, max(0.0, float(score)))
+                if not math.isfinite(clipped) or clipped < min_score:
+                    continue
+                metadata = {**entry.metadata, RESOURCE_METADATA_KEYS[0]: entry.resource_id}
+                results.append(VectorResult(entry.uri, entry.content, clipped, metadata))
+        results.sort(key=lambda r: (-r.score, r.uko_uri))
+        return results
+
+    def _scope_ids(self, resources: frozenset[str]) -> np.ndarray:
+        np = _numpy()
+        ids: list[int] = []
+        for resource in resources:
+            ids.extend(self._resource_ids.get(resource, ()))
+        return np.sort(np.array(ids, dtype=np.int64))
+
+    def _search(self, query: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, ids) of the ``k`` best in-scope vectors; exactly ``k`` of them."""
+        faiss = self._faiss
+        everything = len(ids) == len(self._entries)
+        if self._structure == "flat":
+            if everything:
+                return self._faiss_search(query, k, None)
+            if len(ids) <= self.options.exact_scope_limit:
+                return self._exact(query, ids, k)
+            return self._faiss_search(query, k, faiss.IDSelectorBatch(ids))
+        if len(ids) <= self.options.exact_scope_limit:
+            return self._exact(query, ids, k)
+        if everything and not self._tombstones:
+            selector = None
+        elif everything:
+            dead = faiss.IDSelectorBatch(_numpy().array(sorted(self._tombstones), dtype="int64"))
+            selector = faiss.IDSelectorNot(dead)
+        else:
+            selector = faiss.IDSelectorBatch(ids)
+        ef = max(self.options.hnsw_ef_search, 2 * k)
+        while ef <= _MAX_EF_SEARCH:
+            scores, found = self._faiss_search(query, k, selector, ef)
+            if len(found) >= k:
+                return scores, found
+            ef *= 4
+        return self._exact(query, ids, k)
+
+    def _faiss_search(
+        self, query: np.ndarray, k: int, selector: Any, ef: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        faiss = self._faiss
+        if self._structure == "hnsw":
+            params = faiss.SearchParametersHNSW()
+            params.efSearch = ef or self.options.hnsw_ef_search
+        else:
+            params = faiss.SearchParameters()
+        if selector is not None:
+            params.sel = selector
+        scores, found = self._index.search(query, k, params=params)
+        valid = found[0] >= 0
+        return scores[0][valid], found[0][valid]
+
+    def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        np = _numpy()
+        scores = self._vectors_of(ids) @ query[0]
+        best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        order = best[np.argsort(-scores[best], kind="stable")]
+        return scores[order], ids[order]
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def commit(self) -> None:
+        """Persist pending writes as a new generation; the previous one stays valid until done."""
+        with self._lock:
+            self._require_open()
+            if not self._dirty:
+                return
+            if self._compaction_due():
+                self._rebuild(self._structure)
+            dimension = self._dimension
+            with storage.commit_lock(self.location):
+                if self._index is None and dimension is None:
+                    # Emptied with no dimension known: the folder holds no index at all.
+                    (self.location / storage.MANIFEST_NAME).unlink(missing_ok=True)
+                    storage.fsync_directory(self.location)
+                    storage.remove_stale_files(self.location, set())
+                else:
+                    self._ensure_index(dimension)  # type: ignore[arg-type]
+                    self._write_generation()
+            self._dirty = False
+            self.needs_rebuild = False
+            self.corruption = None
+
+    def _write_generation(self) -> None:
+        generation = self._generation + 1
+        index_name, entries_name = storage.generation_names(generation)
+        index_tmp = self.location / f"{index_name}.tmp"
+        entries_tmp = self.location / f"{entries_name}.tmp"
+        try:
+            self._faiss.write_index(self._index, str(index_tmp))
+            with entries_tmp.open("w", encoding="utf-8") as handle:
+                for vector_id in sorted(self._entries):
+                    entry = self._entries[vector_id]
+                    row = {
+                        "id": vector_id,
+                        "uri": entry.uri,
+                        "resource": entry.resource_id,
+                        "content": entry.content,
+                        "metadata": entry.metadata,
+                    }
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            index_path = index_tmp.rename(self.location / index_name)
+            entries_path = entries_tmp.rename(self.location / entries_name)
+            manifest = storage.Manifest(
+                embedder=self._embedder,
+                dimension=int(self._index.d),
+                count=len(self._entries),
+                index_type=self._structure,
+                generation=generation,
+                next_id=self._next_id,
+                index_file=storage.record_file(index_path),
+                entries_file=storage.record_file(entries_path),
+                tombstones=len(self._tombstones),
+            )
+            storage.fsync_directory(self.location)
+            storage.atomic_write_text(
+                self.location / storage.MANIFEST_NAME,
+                json.dumps(manifest.to_dict(), indent=2) + "\n",
+            )
+        except BaseException:
+            for leftover in (index_tmp, entries_tmp):
+                leftover.unlink(missing_ok=True)
+            for name in (index_name, entries_name):
+                (self.location / name).unlink(missing_ok=True)
+            raise
+        self._generation = generation
+        storage.remove_stale_files(self.location, {index_name, entries_name})
+
+    def rollback(self) -> None:
+        """Discard writes since the last commit by reloading the committed files."""
+        with self._lock:
+            self._require_open()
+            self._load()
+
+    def close(self) -> None:
+        """Commit pending writes (unless ``commit_on_close=False``) and release the index."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if self._dirty and self.options.commit_on_close:
+                    self.commit()
+            finally:
+                self._closed = True
+                self._index = None
+                self._rows = None
+
+    def __enter__(self) -> FaissVectorBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Commit on success, roll back on an exception, then close."""
+        if exc_type is None:
+            self.commit()
+        elif not self._closed:
+            self.rollback()
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"FaissVectorBackend({str(self.location)!r}, embedder={self._embedder!r}, "
+            f"dimension={self._dimension}, count={len(self._entries)}, index={self._structure})"
+        )
+
+
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
