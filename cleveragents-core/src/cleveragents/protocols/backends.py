@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from cleveragents.models.context import ContextFragment
+    from cleveragents.models.uko import UKONode
 
 __all__ = [
     "BackendSet",
@@ -23,6 +27,7 @@ __all__ = [
     "GraphBackend",
     "GraphIndexBackend",
     "GraphResult",
+    "NodeSource",
     "TextBackend",
     "TextIndexBackend",
     "TextResult",
@@ -127,6 +132,25 @@ class GraphIndexBackend(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class NodeSource(Protocol):
+    """Indexed UKO nodes with their renderings, restricted to the scope like the backends.
+
+    Strategies turn search hits (URIs) into fragments through this: the same
+    node can be delivered at any depth its analyzer rendered.
+    """
+
+    def fragment(
+        self, uri: str, depth: int, *, relevance: float = 0.5, strategy: str = ""
+    ) -> ContextFragment | None:
+        """The node at the richest rendering <= ``depth``, token-counted; None if unknown."""
+        ...
+
+    def nodes(self, uris: Sequence[str]) -> Mapping[str, UKONode]:
+        """Current in-scope nodes by URI (unknown or out-of-scope URIs are left out)."""
+        ...
+
+
 @dataclass(frozen=True)
 class BackendSet:
     """The scoped backends an assembly may use; ``None`` when not installed."""
@@ -135,6 +159,8 @@ class BackendSet:
     vector: VectorBackend | None = None
     graph: GraphBackend | None = None
     scope: frozenset[str] = frozenset()
+    #: Node renderings and provenance (the context system's node store).
+    nodes: NodeSource | None = None
 
     def available(self) -> set[str]:
         """Names of the backend kinds present: a subset of {"text", "vector", "graph"}."""
