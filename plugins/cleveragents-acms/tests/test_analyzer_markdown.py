@@ -11,7 +11,7 @@ from cleveragents_acms.analyzers.markdown import MarkdownAnalyzer, slugify
 
 REPO = Path(__file__).resolve().parents[3]
 RESOURCE = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
-TITLE, TOC, SUMMARY, STRUCTURE, FULL = 0, 1, 4, 8, 10
+TITLE, TOC, SUMMARY, STRUCTURE, FULL = 0, 1, 4, 6, 9
 
 DOCUMENTS = sorted(
     [*REPO.glob("docs/*.md"), *REPO.glob("README.md"), *REPO.glob("plugins/*/README.md"),

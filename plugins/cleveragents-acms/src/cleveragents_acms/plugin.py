@@ -9,9 +9,26 @@ from cleveragents import hookimpl
 
 @hookimpl
 def register_commands(cli: object) -> None:
+    from cleveragents_acms.cli.context_cmd import context
     from cleveragents_acms.cli.index_cmd import index
+    from cleveragents_acms.cli.project_context_cmd import project_context
 
     cli.add_command(index)  # type: ignore[attr-defined]
+    cli.add_command(context)  # type: ignore[attr-defined]
+    project = getattr(cli, "commands", {}).get("project")
+    if project is not None and hasattr(project, "add_command"):
+        project.add_command(project_context)  # `project context set|show|inspect|simulate`
+
+
+@hookimpl
+def register_tools(register: object) -> None:
+    """The ``builtin/context`` tools: request_context, query_history, get_context_budget."""
+    for name, reference in (
+        ("request_context", "cleveragents_acms.context.tools:RequestContextTool"),
+        ("query_history", "cleveragents_acms.context.tools:QueryHistoryTool"),
+        ("get_context_budget", "cleveragents_acms.context.tools:GetContextBudgetTool"),
+    ):
+        register(f"builtin/context/{name}", reference)  # type: ignore[operator]
 
 
 @hookimpl
@@ -51,6 +68,29 @@ def register_text_backends(register: object) -> None:
 def register_graph_backends(register: object) -> None:
     """UKO triples in pyoxigraph, scoped SPARQL and revisions (``index.graph.backend``)."""
     register("oxigraph", "cleveragents_acms.backends.graph:OxigraphGraphBackend")  # type: ignore[operator]
+
+
+@hookimpl
+def register_context_strategies(register: object) -> None:
+    """The built-in strategies: keyword, semantic, navigator, arce, temporal, plan decisions."""
+    for name, reference in (
+        ("simple-keyword", "cleveragents_acms.strategies.keyword:SimpleKeywordStrategy"),
+        ("semantic-embedding", "cleveragents_acms.strategies.semantic:SemanticEmbeddingStrategy"),
+        (
+            "breadth-depth-navigator",
+            "cleveragents_acms.strategies.navigator:BreadthDepthNavigatorStrategy",
+        ),
+        ("arce", "cleveragents_acms.strategies.arce:ArceStrategy"),
+        (
+            "temporal-archaeology",
+            "cleveragents_acms.strategies.temporal:TemporalArchaeologyStrategy",
+        ),
+        (
+            "plan-decision-context",
+            "cleveragents_acms.strategies.plan_decisions:PlanDecisionContextStrategy",
+        ),
+    ):
+        register(name, reference)  # type: ignore[operator]
 
 
 _ANALYZERS = "cleveragents_acms.analyzers"

@@ -10,9 +10,11 @@ and a paragraph that names another section's heading gets a
 ``uko-doc:discussesTopic`` edge to it (spec 000, "Semantic Inference for
 Documents").
 
-Renderings follow the uko-doc DetailLevelMap: 0 title, 1 table of contents,
-4 headings with summaries, 8 structural detail, 10 full content; a block's
-full text is its depth 8.
+Renderings follow the uko-doc DetailLevelMap's order at the depths every
+analyzer renders (0-9): 0 title, 1 table of contents, 4 headings with
+summaries, 6 structural detail, 9 full content; a block's full text is its
+depth 6 and 9. (The map's own numbering runs past 9 after level insertion;
+named levels resolve to the richest rendering at or below them.)
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from cleveragents_acms.analyzers._common import (
 
 __all__ = ["MarkdownAnalyzer", "slugify"]
 
-TITLE, TOC, SUMMARY, STRUCTURE, FULL = 0, 1, 4, 8, 10
+TITLE, TOC, SUMMARY, STRUCTURE, FULL = 0, 1, 4, 6, 9
 
 REFERENCES = "uko:references"
 CROSS_REFERENCES = "uko-doc:crossReferences"
@@ -62,6 +64,8 @@ _REF_DEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.MULTIL
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>|(?<![(<\[])\bhttps?://[^\s)>\]]+")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
+_TOPIC_WORD = re.compile(r"\w+")
+_MAX_TOPICS = 20
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}")
 # fmt: off
 _STOPWORDS = frozenset({
@@ -545,12 +549,13 @@ class _DocumentBuilder:
 
     def discusses(self, root: _Section) -> None:
         """``uko-doc:discussesTopic`` from a block to a section whose heading it names."""
-        topics = [
-            (s.title.lower(), s.node)
-            for s in self.sections
-            if len(s.title) >= 8 and (" " in s.title or len(s.title) >= 12)
-        ]
-        if not topics:
+        by_first_word: dict[str, list[tuple[str, UKONode]]] = {}
+        for section in self.sections:
+            title = section.title.lower()
+            words = _TOPIC_WORD.findall(title)
+            if len(title) >= 8 and (len(words) > 1 or len(title) >= 12):
+                by_first_word.setdefault(words[0], []).append((title, section.node))
+        if not by_first_word:
             return
         parents = {s.node.uri: s.node.parent for s in self.sections}
         for section in [root, *self.sections]:
@@ -563,9 +568,12 @@ class _DocumentBuilder:
                 if block.kind not in ("paragraph", "list", "quote"):
                     continue
                 text = _plain(block.text).lower()
-                for title, target in topics:
-                    if target.uri not in own and title in text:
-                        node.edges.append((DISCUSSES, target.uri))
+                found: dict[str, None] = {}
+                for word in set(_TOPIC_WORD.findall(text)) & by_first_word.keys():
+                    for title, target in by_first_word[word]:
+                        if target.uri not in own and title in text:
+                            found[target.uri] = None
+                node.edges.extend((DISCUSSES, uri) for uri in list(found)[:_MAX_TOPICS])
 
 
 class MarkdownAnalyzer:

@@ -261,9 +261,9 @@ class _ModuleBuilder:
             if member is not None:
                 return member.uri
             return f"symbol:{self.module}.{dotted}" if self.module else f"symbol:{dotted}"
-        target = self.imports.get(head)
-        if target is not None:
-            return f"symbol:{target}.{rest}" if rest else f"symbol:{target}"
+        imported = self.imports.get(head)
+        if imported is not None:
+            return f"symbol:{imported}.{rest}" if rest else f"symbol:{imported}"
         if head in _BUILTINS or rest or not plain_unknown:
             return None
         return f"symbol:{head}"

@@ -17,6 +17,7 @@ the first error position goes to ``AnalysisResult.errors``.
 from __future__ import annotations
 
 import bisect
+import importlib
 import posixpath
 import re
 import threading
@@ -75,28 +76,18 @@ def grammar(name: str) -> Any:
     """The :class:`tree_sitter.Language` for ``typescript``, ``tsx``, ``javascript`` … (cached)."""
     import tree_sitter
 
-    if name in ("typescript", "tsx"):
-        import tree_sitter_typescript as module
-
-        pointer = module.language_tsx() if name == "tsx" else module.language_typescript()
-    elif name == "javascript":
-        import tree_sitter_javascript as module
-
-        pointer = module.language()
-    elif name == "go":
-        import tree_sitter_go as module
-
-        pointer = module.language()
-    elif name == "rust":
-        import tree_sitter_rust as module
-
-        pointer = module.language()
-    elif name == "java":
-        import tree_sitter_java as module
-
-        pointer = module.language()
-    else:
+    loaders: dict[str, tuple[str, str]] = {
+        "typescript": ("tree_sitter_typescript", "language_typescript"),
+        "tsx": ("tree_sitter_typescript", "language_tsx"),
+        "javascript": ("tree_sitter_javascript", "language"),
+        "go": ("tree_sitter_go", "language"),
+        "rust": ("tree_sitter_rust", "language"),
+        "java": ("tree_sitter_java", "language"),
+    }
+    if name not in loaders:
         raise ValueError(f"no tree-sitter grammar for {name!r}")
+    module_name, function = loaders[name]
+    pointer = getattr(importlib.import_module(module_name), function)()
     return tree_sitter.Language(pointer)
 
 
@@ -620,8 +611,8 @@ class _FileBuilder:
             name = self.text(declarator.child_by_field_name("name"))
             value = declarator.child_by_field_name("value")
             if value is not None and value.type == "call_expression":
-                function = self.text(value.child_by_field_name("function"))
-                if function == "require":
+                callee = self.text(value.child_by_field_name("function"))
+                if callee == "require":
                     self.import_node(node, parent, required=(name, value))
                     continue
             if value is not None and value.type in _FUNCTION_VALUES:

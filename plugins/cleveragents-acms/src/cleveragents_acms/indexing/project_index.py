@@ -14,7 +14,6 @@ from typing import Any
 
 from cleveragents import paths
 from cleveragents.errors import ConfigurationError, NotFoundError
-
 from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = ["ProjectIndex", "open_backend"]
@@ -53,7 +52,8 @@ class ProjectIndex:
         graph_dir = paths.index_dir("graph", project)
         if not create and not (graph_dir / "nodes.db").exists():
             raise NotFoundError(
-                f"project '{project}' has no index yet: run `cleveragents index PATH --project {project}`"
+                f"project '{project}' has no index yet: "
+                f"run `cleveragents index PATH --project {project}`"
             )
         text = open_backend(registry, config, "text", paths.index_dir("text", project))
         graph = open_backend(registry, config, "graph", graph_dir / "store")

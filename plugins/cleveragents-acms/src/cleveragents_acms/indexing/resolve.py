@@ -12,14 +12,14 @@ from collections.abc import Iterable
 
 from cleveragents.models.uko import UKONode
 
-__all__ = ["resolve_edges", "symbol_keys"]
+__all__ = ["resolve_edges", "symbol_keys", "wanted_names"]
 
 _PREFIX = "symbol:"
 
 
 def symbol_keys(node: UKONode) -> set[str]:
-    """Names a node answers to: its name, qualname and dotted module path."""
-    keys = {node.name, node.qualname}
+    """Names a node answers to: name, qualname, full dotted name, dotted module path."""
+    keys = {node.name, node.qualname, node.properties.get("fqname", "")}
     if node.path.endswith(".py"):
         module = node.path[:-3].replace("/", ".").removesuffix(".__init__")
         for prefix in ("src.", "lib."):
@@ -29,11 +29,24 @@ def symbol_keys(node: UKONode) -> set[str]:
     return keys
 
 
-def resolve_edges(nodes: Iterable[UKONode], known: dict[str, list[str]]) -> int:
-    """Rewrite resolvable ``symbol:`` targets in place; return how many were resolved."""
+def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
+    """The short names of every ``symbol:`` target: what to look up among stored nodes."""
+    return {
+        target[len(_PREFIX):].rsplit(".", 1)[-1]
+        for node in nodes
+        for _, target in node.edges
+        if target.startswith(_PREFIX)
+    }
+
+
+def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> int:
+    """Rewrite resolvable ``symbol:`` targets in place; return how many were resolved.
+
+    ``known`` are stored nodes that may answer (see :func:`wanted_names`).
+    """
     nodes = list(nodes)
-    table: dict[str, set[str]] = {key: set(uris) for key, uris in known.items()}
-    for node in nodes:
+    table: dict[str, set[str]] = {}
+    for node in [*known, *nodes]:
         for key in symbol_keys(node):
             table.setdefault(key, set()).add(node.uri)
     resolved = 0
@@ -41,8 +54,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: dict[str, list[str]]) -> int:
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
-            name = target[len(_PREFIX) :]
-            candidates = table.get(name)
+            candidates = table.get(target[len(_PREFIX):])
             if candidates and len(candidates) == 1:
                 (uri,) = candidates
                 if uri != node.uri:

@@ -16,7 +16,6 @@ from typing import Any
 import click
 
 from cleveragents.models.resources import Resource
-
 from cleveragents_acms.indexing.models import RepoIndex
 from cleveragents_acms.indexing.service import Progress, RepoIndexingService
 

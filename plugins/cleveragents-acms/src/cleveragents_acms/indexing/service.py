@@ -29,11 +29,10 @@ from sqlalchemy import delete, insert, select, update
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import UKONode
-
 from cleveragents_acms.indexing.analysis import AnalyzerSpec, FileAnalysis, analyze_files
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex
-from cleveragents_acms.indexing.resolve import resolve_edges
+from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
 from cleveragents_acms.indexing.store import node_fingerprint
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
 
@@ -371,8 +370,10 @@ class RepoIndexingService:
             new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
             for a in changed:
                 run.errors.extend((a.relative, e) for e in a.result.errors)
-            symbols = index.nodes.symbol_index([resource_id])
-            resolve_edges(new_nodes, symbols)
+            changed_paths = {a.relative for a in changed}
+            stored = [n for n in index.nodes.nodes_named([resource_id], wanted_names(new_nodes))
+                      if n.path not in changed_paths]
+            resolve_edges(new_nodes, stored)
             inserts, revised_uris = [], []
             new_uris = set()
             for node in new_nodes:

@@ -250,20 +250,30 @@ class NodeStore:
         for row in rows:
             yield _row_to_stored(row).node
 
-    def symbol_index(self, resource_ids: Iterable[str]) -> dict[str, list[str]]:
-        """``name/qualname -> [uri]`` of current nodes, for resolving ``symbol:`` edges."""
-        ids = list(resource_ids)
-        index: dict[str, list[str]] = {}
-        rows = self._db.execute(
-            "SELECT uri, name, qualname, path FROM nodes WHERE is_current = 1 "
-            f"AND resource_id IN ({','.join('?' * len(ids))})",
-            ids,
-        )
-        for uri, name, qualname, path in rows:
-            for key in {name, qualname, _module_name(path, qualname)}:
-                if key:
-                    index.setdefault(key, []).append(uri)
-        return index
+    def nodes_named(self, resource_ids: Iterable[str], names: Iterable[str]) -> list[UKONode]:
+        """Current nodes (without renderings) whose ``name`` is one of ``names``.
+
+        Used to resolve ``symbol:`` edges: only the names a run needs are looked up.
+        """
+        ids, wanted = list(resource_ids), sorted(set(names))
+        found: list[UKONode] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            rows = self._db.execute(
+                "SELECT uri, name, qualname, path, uko_type, start_line, end_line, resource_id, "
+                "properties FROM nodes WHERE is_current = 1 "
+                f"AND resource_id IN ({','.join('?' * len(ids))}) "
+                f"AND name IN ({','.join('?' * len(chunk))})",
+                (*ids, *chunk),
+            )
+            for row in rows:
+                found.append(UKONode(
+                    uri=row["uri"], uko_type=row["uko_type"], name=row["name"], path=row["path"],
+                    start_line=row["start_line"], end_line=row["end_line"],
+                    resource_id=row["resource_id"], qualname=row["qualname"],
+                    properties=json.loads(row["properties"]),
+                ))
+        return found
 
     def count(self, resource_id: str | None = None, *, current_only: bool = True) -> int:
         where, args = [], []
@@ -275,15 +285,3 @@ class NodeStore:
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         return int(self._db.execute(f"SELECT count(*) FROM nodes{clause}", args).fetchone()[0])
 
-
-def _module_name(path: str, qualname: str) -> str:
-    """``pkg/mod.py`` + ``Cls.f`` -> ``pkg.mod.Cls.f`` (for import-style symbol lookups)."""
-    if not path.endswith(".py"):
-        return ""
-    module = path[:-3].replace("/", ".")
-    if module.endswith(".__init__"):
-        module = module[: -len(".__init__")]
-    for prefix in ("src.", "lib."):
-        if module.startswith(prefix):
-            module = module[len(prefix) :]
-    return f"{module}.{qualname}" if qualname else module

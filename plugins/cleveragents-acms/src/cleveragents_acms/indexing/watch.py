@@ -43,7 +43,7 @@ def watch(
             continue
         try:
             result = refresh()
-        except Exception as exc:  # noqa: BLE001 - keep watching; report and go on
+        except Exception as exc:
             if on_error is not None:
                 on_error(exc)
             continue

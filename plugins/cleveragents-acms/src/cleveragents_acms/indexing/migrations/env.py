@@ -1,4 +1,4 @@
-"""Runs ACMS migrations on the connection :func:`cleveragents_acms.indexing.tables.ensure_tables` provides."""
+"""Runs ACMS migrations on the connection that ``tables.ensure_tables`` provides."""
 
 from __future__ import annotations
 

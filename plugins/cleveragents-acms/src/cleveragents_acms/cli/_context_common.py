@@ -1,0 +1,314 @@
+"""What the ``context`` and ``project context`` commands share: the service, requests, output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from cleveragents.models.context import AssembledContext, ContextFragment, ContextRequest
+    from cleveragents_acms.context.history import AssemblyReport
+    from cleveragents_acms.context.service import AssemblyOutcome, ContextService
+
+__all__ = [
+    "build_request",
+    "echo_context",
+    "echo_fragment",
+    "echo_report",
+    "outcome_payload",
+    "resolve_project",
+    "service_for",
+]
+
+
+def service_for(app: Any) -> ContextService:
+    """The context service over the app's database, registry and configuration."""
+    from cleveragents_acms.context.service import ContextService
+
+    app.host.configure(app.config)
+    return ContextService(app.database, app.registry, app.config)
+
+
+def resolve_project(app: Any, project: str | None, path: str | None = None) -> str:
+    """The project a command works on.
+
+    With ``--path``, the folder is indexed first (incrementally, with progress on a
+    terminal) into ``--project`` or a project named after the folder. Otherwise
+    ``--project``; else the project holding a resource that contains the working
+    directory; else the only project there is.
+    """
+    from cleveragents.errors import ValidationError
+    from cleveragents.models.resources import check_name
+
+    if path is not None:
+        from cleveragents_acms.indexing.runner import index_path
+
+        resource, result = index_path(app, Path(path).expanduser(), project)
+        meta, run = result.metadata, result.run
+        changed = f", {run.files_analyzed} analysed" if run is not None else ""
+        click.echo(
+            f"Indexed {resource.label} into project {meta.project_name}: "
+            f"{meta.file_count} files{changed}",
+            err=True,
+        )
+        return meta.project_name
+    if project is not None:
+        return check_name("project", project)
+    from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
+
+    cwd = app.cwd.resolve()
+    with app.database.session(write=False) as session:
+        projects = ProjectRepository(session).all()
+        resources = ResourceRepository(session)
+        for candidate in projects:
+            for resource in resources.all(project=candidate.name):
+                location = Path(resource.location) if resource.location else None
+                if location is not None and (cwd == location or location in cwd.parents):
+                    return candidate.name
+    if len(projects) == 1:
+        return projects[0].name
+    if not projects:
+        raise ValidationError("no projects yet: run `cleveragents index PATH --project NAME`")
+    names = ", ".join(p.name for p in projects)
+    raise ValidationError(f"give --project (projects: {names})")
+
+
+def parse_depth(depth: str | None) -> int | str | None:
+    if depth is None:
+        return None
+    text = depth.strip()
+    if text.isdigit():
+        return int(text)
+    if text.startswith("-") and text[1:].isdigit():
+        from cleveragents.errors import ValidationError
+
+        raise ValidationError(f"depth must be >= 0 or a named level, got {depth}")
+    return text
+
+
+def build_request(
+    query: str | None,
+    *,
+    focus: tuple[str, ...] = (),
+    depth: str | None = None,
+    breadth: int | None = None,
+    strategies: tuple[str, ...] = (),
+    purpose: str = "",
+) -> ContextRequest:
+    """A ContextRequest from command-line options (only what was given is set)."""
+    from cleveragents.errors import ValidationError
+    from cleveragents.models.context import ContextRequest
+
+    fields: dict[str, Any] = {"query": (query or "").strip() or None}
+    if focus:
+        fields["focus"] = tuple(f for f in focus if f.strip())
+    if breadth is not None:
+        if breadth < 0:
+            raise ValidationError(f"breadth must be >= 0, got {breadth}")
+        fields["breadth"] = breadth
+    parsed = parse_depth(depth)
+    if parsed is not None:
+        fields["depth"] = parsed
+    if strategies:
+        fields["preferred_strategies"] = tuple(strategies)
+    if purpose:
+        fields["purpose"] = purpose
+    request = ContextRequest(**fields)
+    if request.is_empty:
+        raise ValidationError("the request is empty: give a question or --focus")
+    return request
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def _score(context: AssembledContext, fragment: ContextFragment) -> str:
+    entry = context.provenance_map.get(fragment.uko_node, {})
+    score = entry.get("composite_score", fragment.relevance_score)
+    return f"{float(score):.3f}"
+
+
+def echo_fragment(index: int | None, fragment: ContextFragment, score: str | None = None) -> None:
+    """A fragment's header line (location, depth, score, strategy, tokens) and its text."""
+    from cleveragents.redaction import redact_text
+
+    parts = [
+        f"--- [{index}]" if index is not None else "---",
+        fragment.provenance.location,
+        f"depth {fragment.detail_depth}",
+    ]
+    if score is not None:
+        parts.append(f"score {score}")
+    if fragment.provenance.strategy:
+        parts.append(fragment.provenance.strategy)
+    parts.append(f"{fragment.token_count} tokens")
+    flags = [
+        label
+        for key, label in (("stale", "STALE"), ("refreshed", "refreshed"), ("skeleton", "skeleton"))
+        if fragment.metadata.get(key) == "true"
+    ]
+    if flags:
+        parts.append(f"[{', '.join(flags)}]")
+    click.echo("  ".join(parts))
+    click.echo(f"    {fragment.uko_node}")
+    if fragment.metadata.get("stale") == "true" and fragment.metadata.get("stale_reason"):
+        click.echo(f"    stale: {fragment.metadata['stale_reason']}")
+    click.echo(redact_text(fragment.content))
+    click.echo()
+
+
+def echo_dropped(context: AssembledContext, project: str, limit: int) -> None:
+    if not context.dropped:
+        return
+    downgraded = [d for d in context.dropped if d.delivered_depth is not None]
+    dropped = [d for d in context.dropped if d.delivered_depth is None]
+    click.echo(
+        f"Dropped or downgraded: {len(dropped)} dropped, {len(downgraded)} re-rendered shallower"
+    )
+    shown = [*downgraded, *dropped]
+    for item in shown[:limit]:
+        delivered = "-" if item.delivered_depth is None else str(item.delivered_depth)
+        click.echo(
+            f"  depth {item.detail_depth} -> {delivered}  {item.path}  {item.uko_node}  "
+            f"({item.reason})"
+        )
+    if len(shown) > limit:
+        click.echo(f"  … {len(shown) - limit} more (see --json or `cleveragents context inspect`)")
+    click.echo(f"  Expand any of them: cleveragents context expand URI --project {project}")
+
+
+def echo_context(outcome: AssemblyOutcome, project: str, *, max_dropped: int = 20) -> None:
+    """``context assemble``'s text output: preamble, fragments, totals, dropped, notes."""
+    context = outcome.context
+    if context.preamble:
+        click.echo(context.preamble)
+        click.echo()
+    for index, fragment in enumerate(context.fragments, 1):
+        echo_fragment(index, fragment, _score(context, fragment))
+    echo_totals(outcome)
+    echo_dropped(context, project, max_dropped)
+    echo_notes(context.notes)
+
+
+def echo_totals(outcome: AssemblyOutcome) -> None:
+    context, report = outcome.context, outcome.report
+    used = context.total_tokens + context.preamble_tokens
+    available = context.budget.available_tokens
+    share = used / available if available else 0.0
+    strategies = ", ".join(context.strategies_used) or "none"
+    click.echo(
+        f"Total: {len(context.fragments)} fragments, {context.total_tokens} tokens + "
+        f"{context.preamble_tokens} preamble = {used} of {available} tokens ({share:.0%}, "
+        f"{report.tokenizer}); strategies: {strategies}; {report.ms:.0f} ms"
+        + (" (cached)" if report.cached else "")
+    )
+
+
+def echo_notes(notes: tuple[str, ...] | list[str]) -> None:
+    if not notes:
+        return
+    click.echo("Notes:")
+    for note in notes:
+        click.echo(f"  - {note}")
+
+
+def outcome_payload(outcome: AssemblyOutcome, project: str) -> dict[str, Any]:
+    """The JSON form of an assembly: the AssembledContext plus how it was made."""
+    data = outcome.context.model_dump(mode="json")
+    data.update(
+        project=project,
+        assembly_id=outcome.report.assembly_id,
+        tokenizer=outcome.report.tokenizer,
+        budget_breakdown=outcome.budget.to_dict(),
+        cached=outcome.report.cached,
+    )
+    return data
+
+
+def echo_report(report: AssemblyReport, *, max_dropped: int = 20) -> None:
+    """``context inspect``: stages, strategies, notes, timings and the dropped list."""
+    from cleveragents.cli.output import emit_table
+
+    click.echo(
+        f"Assembly {report.assembly_id} of project {report.project} at {report.created_at}"
+        + (" (dry run)" if report.dry_run else "")
+        + (" (reused: budget within the refresh threshold)" if report.cached else "")
+    )
+    click.echo(f"  query: {report.query or '-'}   phase: {report.phase}")
+    budget = report.budget
+    click.echo(
+        f"  budget: {budget.get('budget')} tokens ({budget.get('source')}"
+        + (f", model {report.model}" if report.model else "")
+        + f"), tokenizer {report.tokenizer}; total {report.ms:.0f} ms"
+    )
+    totals = report.totals
+    click.echo(
+        f"  delivered: {len(report.fragments)} fragments, {totals.get('fragment_tokens', 0)} "
+        f"tokens + {totals.get('preamble_tokens', 0)} preamble"
+    )
+    click.echo()
+    click.echo("Stages:")
+    emit_table(
+        [
+            {
+                "slot": s.slot,
+                "component": s.component,
+                "chosen by": s.chosen_by,
+                "scope": s.scope,
+                "ms": f"{s.ms:.2f}",
+                "status": "replaced" if s.replaced else "ok",
+            }
+            for s in report.stages
+        ],
+        ["slot", "component", "chosen by", "scope", "ms", "status"],
+    )
+    for stage in report.stages:
+        if stage.problem:
+            click.echo(f"  ! {stage.problem}")
+    click.echo()
+    click.echo("Strategies:")
+    emit_table(
+        [
+            {
+                "strategy": s.name,
+                "confidence": f"{s.confidence:.2f}",
+                "tokens": s.tokens,
+                "returned": s.fragments,
+                "delivered": s.delivered,
+            }
+            for s in report.strategies
+        ],
+        ["strategy", "confidence", "tokens", "returned", "delivered"],
+        empty="  (no strategy ran)",
+    )
+    click.echo()
+    if report.fragments:
+        click.echo("Fragments:")
+        emit_table(
+            [
+                {
+                    "location": f["location"],
+                    "depth": f["depth"],
+                    "tokens": f["tokens"],
+                    "score": "-" if f.get("score") is None else f"{f['score']:.3f}",
+                    "strategy": f["strategy"],
+                }
+                for f in report.fragments
+            ],
+            ["location", "depth", "tokens", "score", "strategy"],
+        )
+        click.echo()
+    if report.dropped:
+        click.echo(f"Dropped or downgraded ({len(report.dropped)}):")
+        for item in report.dropped[:max_dropped]:
+            delivered = item.get("delivered_depth")
+            shown = "-" if delivered is None else delivered
+            click.echo(
+                f"  depth {item['detail_depth']} -> {shown}  {item['path']}  "
+                f"{item['uko_node']}  ({item['reason']})"
+            )
+        if len(report.dropped) > max_dropped:
+            click.echo(f"  … {len(report.dropped) - max_dropped} more (see --json)")
+    echo_notes(report.notes)

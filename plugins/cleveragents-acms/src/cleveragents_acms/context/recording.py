@@ -1,0 +1,97 @@
+"""A pipeline that remembers what each stage did, for ``context inspect`` and ``simulate``.
+
+:class:`RecordingPipeline` is the ordinary :class:`ContextAssemblyPipeline`
+with every stage timed and its outcome kept: which component ran, whether it
+failed and was replaced by the built-in default, which strategies were
+selected with what confidence, what each was allotted and how many fragments
+each returned. A new instance serves one assembly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from cleveragents import assembly
+from cleveragents.models.context import AssembledContext, ContextFragment
+
+from cleveragents_acms.context.history import StageRecord, StrategyRecord
+from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
+from cleveragents_acms.pipeline.config import SLOT_FIELDS
+
+__all__ = ["RecordingPipeline"]
+
+
+def _name(strategy: object) -> str:
+    return str(getattr(strategy, "name", "") or type(strategy).__name__)
+
+
+class RecordingPipeline(ContextAssemblyPipeline):
+    """Times each stage and keeps the orchestration results of phase 1."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stage_ms: dict[str, float] = {}
+        self.stage_problems: dict[str, str] = {}
+        self.selected: list[tuple[str, float]] = []
+        self.allocated: dict[str, int] = {}
+        self.returned: Counter[str] = Counter()
+
+    def _run(self, slot: str, method: str, check: Any, *args: Any, fix: Any = None) -> Any:
+        services = assembly.current()
+        before = len(services.notes) if services is not None else 0
+        started = time.perf_counter()
+        try:
+            result = super()._run(slot, method, check, *args, fix=fix)
+        finally:
+            self.stage_ms[slot] = round((time.perf_counter() - started) * 1000, 2)
+        if services is not None:
+            replaced = [
+                n
+                for n in services.notes[before:]
+                if n.startswith(f"{slot} ") and "used the built-in" in n
+            ]
+            if replaced:
+                self.stage_problems[slot] = replaced[0]
+        if slot == "strategy-selector":
+            self.selected = [(_name(s), float(c)) for s, c in result]
+        elif slot == "budget-allocator":
+            self.allocated = {_name(s): int(t) for s, _, t in result}
+        elif slot == "strategy-executor":
+            self.returned = Counter(
+                f.provenance.strategy or "?" for f in result if isinstance(f, ContextFragment)
+            )
+        return result
+
+    def stage_records(self) -> list[StageRecord]:
+        records = []
+        for slot in SLOT_FIELDS:
+            component = self.config.component(slot)
+            scope, chosen_by = self.config.sources.get(slot, ("built-in", "?"))
+            problem = self.stage_problems.get(slot)
+            records.append(
+                StageRecord(
+                    slot=slot,
+                    component=type(component).__name__,
+                    chosen_by=chosen_by,
+                    scope=scope,
+                    ms=self.stage_ms.get(slot, 0.0),
+                    replaced=problem is not None,
+                    problem=problem,
+                )
+            )
+        return records
+
+    def strategy_records(self, context: AssembledContext) -> list[StrategyRecord]:
+        delivered = Counter(f.provenance.strategy or "?" for f in context.fragments)
+        return [
+            StrategyRecord(
+                name=name,
+                confidence=round(confidence, 4),
+                tokens=self.allocated.get(name, 0),
+                fragments=self.returned.get(name, 0),
+                delivered=delivered.get(name, 0),
+            )
+            for name, confidence in self.selected
+        ]

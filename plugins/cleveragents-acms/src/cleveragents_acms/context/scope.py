@@ -1,0 +1,254 @@
+"""What one assembly may see of a project, and the backends it reads through.
+
+:func:`resolve_scope` turns a project into the set of resource ULIDs an
+assembly may read (spec 000, "Resource Scope Resolution": the project's
+resources and their descendants, indexed in this project, filtered by the
+phase's context view) and reports the state of each index.
+:class:`ProjectReaders` opens the project's stores for reading: the text
+backend, the graph backend (read-only, so an ``index --watch`` in another
+process keeps its lock), the vector backend when one is installed and holds
+data for the project, and the node store.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cleveragents import paths
+from cleveragents.errors import CleverAgentsError, NotFoundError
+from cleveragents.protocols.backends import TextResult, VectorResult
+
+from cleveragents_acms.context.nodes import IndexedRoot
+from cleveragents_acms.context.policy import ContextView
+from cleveragents_acms.indexing.project_index import open_backend
+from cleveragents_acms.indexing.store import NodeStore
+
+__all__ = [
+    "PathFilteredText",
+    "PathFilteredVector",
+    "ProjectReaders",
+    "ProjectScope",
+    "resolve_scope",
+]
+
+_USABLE = ("ready", "stale")
+
+
+def index_hint(project: str) -> str:
+    return f"run `cleveragents index PATH --project {project}`"
+
+
+@dataclass
+class ProjectScope:
+    """The resources one assembly may read, and the notes about the indexes behind them."""
+
+    project: str
+    resources: frozenset[str]
+    roots: dict[str, IndexedRoot]
+    excluded: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    #: A stamp that changes whenever any of the project's indexes changes.
+    stamp: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "resources": [
+                {
+                    "resource_id": rid,
+                    "name": self.roots[rid].name,
+                    "root": str(self.roots[rid].root),
+                }
+                for rid in sorted(self.resources)
+            ],
+            "excluded": self.excluded,
+        }
+
+
+def resolve_scope(
+    database: Any, registry: Any, config: Any, project: str, view: ContextView
+) -> ProjectScope:
+    """The project's indexed resources the view allows.
+
+    :raises NotFoundError: the project does not exist, or has no usable index.
+    """
+    from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
+
+    from cleveragents_acms.indexing.service import RepoIndexingService
+
+    with database.session(write=False) as session:
+        ProjectRepository(session).get(project)
+        repository = ResourceRepository(session)
+        linked = repository.all(project=project)
+        members = {r.resource_id: r for r in linked}
+        for resource in linked:
+            for child in repository.descendants(resource.resource_id):
+                members.setdefault(child.resource_id, child)
+
+    indexes = RepoIndexingService(database, registry, config).list_indexes(project)
+    if not indexes or not (paths.index_dir("graph", project) / "nodes.db").exists():
+        raise NotFoundError(
+            f"project '{project}' has no index: {index_hint(project)}",
+            details={"project": project},
+        )
+    scope = ProjectScope(project, frozenset(), {})
+    usable: dict[str, IndexedRoot] = {}
+    for meta in indexes:
+        name = members[meta.resource_id].name if meta.resource_id in members else None
+        label = name or meta.root_path
+        if meta.status in _USABLE or meta.file_count > 0:
+            usable[meta.resource_id] = IndexedRoot(
+                meta.resource_id, meta.index_id, Path(meta.root_path), name
+            )
+        if meta.status == "stale":
+            scope.notes.append(f"the index of {label} is stale: {index_hint(project)}")
+        elif meta.status == "indexing":
+            scope.notes.append(f"{label} is being indexed; the previous index was used")
+        elif meta.status == "error":
+            problem = meta.error_message or "indexing failed"
+            scope.notes.append(f"the index of {label} failed ({problem}): {index_hint(project)}")
+    if not usable:
+        states = ", ".join(sorted({m.status for m in indexes}))
+        raise NotFoundError(
+            f"project '{project}' has no usable index ({states}): {index_hint(project)}",
+            details={"project": project},
+        )
+    allowed: set[str] = set()
+    for resource_id, root in usable.items():
+        if members and resource_id not in members:
+            scope.excluded[resource_id] = "no longer linked to the project"
+        elif not view.allows_resource(root.name, resource_id):
+            scope.excluded[resource_id] = "excluded by the project's context view"
+        else:
+            allowed.add(resource_id)
+    if not allowed:
+        scope.notes.append("the project's context view excludes every indexed resource")
+    scope.resources = frozenset(allowed)
+    scope.roots = usable
+    scope.stamp = "|".join(
+        sorted(f"{m.resource_id}:{m.indexed_at.isoformat()}:{m.status}" for m in indexes)
+    )
+    return scope
+
+
+def _open_read_only(registry: Any, config: Any, kind: str, location: Path) -> Any | None:
+    """Like ``open_backend``, asking for a read-only handle when the class offers one."""
+    view = registry[f"{kind}-backend"]
+    if not len(view):
+        return None
+    name = config.get(f"index.{kind}.backend") if config is not None else None
+    if not name or name not in view:
+        return open_backend(registry, config, kind, location)  # raises for unknown names
+    cls = view[name]
+    options = dict(config.get(f"index.{kind}.options") or {}) if config is not None else {}
+    try:
+        accepts = "read_only" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        accepts = False
+    if accepts:
+        options["read_only"] = True
+    return cls(location, **options)
+
+
+class ProjectReaders:
+    """Read handles on one project's stores; ``close()`` releases them."""
+
+    def __init__(self, registry: Any, config: Any, project: str) -> None:
+        self.project = project
+        self.notes: list[str] = []
+        graph_dir = paths.index_dir("graph", project)
+        self.nodes = NodeStore(graph_dir / "nodes.db")
+        self.text: Any = None
+        self.graph: Any = None
+        self.vector: Any = None
+        try:
+            self.text = open_backend(registry, config, "text", paths.index_dir("text", project))
+        except CleverAgentsError:
+            raise
+        except Exception as exc:
+            self.notes.append(f"text search unavailable: {type(exc).__name__}: {exc}")
+        try:
+            self.graph = _open_read_only(registry, config, "graph", graph_dir / "store")
+        except CleverAgentsError as exc:
+            self.notes.append(f"graph unavailable: {exc.message}")
+        except Exception as exc:
+            self.notes.append(f"graph unavailable: {type(exc).__name__}: {exc}")
+        self.vector = self._open_vector(registry, config)
+
+    def _open_vector(self, registry: Any, config: Any) -> Any | None:
+        if not len(registry.backends.vector):
+            return None
+        location = paths.index_dir("vector", self.project)
+        if not location.is_dir() or not any(location.iterdir()):
+            return None  # installed, but nothing was embedded for this project
+        try:
+            backend = open_backend(registry, config, "vector", location)
+        except CleverAgentsError as exc:
+            self.notes.append(f"vector search unavailable: {exc.message}")
+            return None
+        except Exception as exc:
+            self.notes.append(f"vector search unavailable: {type(exc).__name__}: {exc}")
+            return None
+        count = getattr(backend, "count", None)
+        try:
+            empty = callable(count) and int(count()) == 0
+        except Exception:
+            empty = False
+        if empty:
+            _close(backend)
+            return None
+        return backend
+
+    def close(self) -> None:
+        for handle in (self.text, self.graph, self.vector, self.nodes):
+            _close(handle)
+
+
+def _close(handle: Any) -> None:
+    close = getattr(handle, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:
+            pass
+
+
+class PathFilteredText:
+    """A text view that leaves out results from paths the context view excludes."""
+
+    def __init__(self, inner: Any, view: ContextView) -> None:
+        self._inner = inner
+        self._view = view
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def search(
+        self, query: str, *, scope: frozenset[str] | None = None, max_results: int = 20
+    ) -> list[TextResult]:
+        results = self._inner.search(query, scope=scope, max_results=max_results * 2)
+        return [r for r in results if _allowed(self._view, r.metadata)][:max_results]
+
+
+class PathFilteredVector:
+    """A vector view that leaves out results from paths the context view excludes."""
+
+    def __init__(self, inner: Any, view: ContextView) -> None:
+        self._inner = inner
+        self._view = view
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def similarity_search(
+        self, embedding: Any, *, scope: frozenset[str] | None = None, top_k: int = 20
+    ) -> list[VectorResult]:
+        results = self._inner.similarity_search(embedding, scope=scope, top_k=top_k * 2)
+        return [r for r in results if _allowed(self._view, r.metadata)][:top_k]
+
+
+def _allowed(view: ContextView, metadata: Any) -> bool:
+    path = metadata.get("path") if metadata else None
+    return True if not path else view.allows_path(str(path))

@@ -1,0 +1,712 @@
+"""ContextService: everything between a question and an AssembledContext.
+
+``assemble(request, project=…)`` resolves what the project's context view
+lets this phase see, opens the project's index for reading, builds the
+scoped BackendSet (text, graph, vector when there is one, and the node
+store), chooses the tokenizer for the target model and the ten pipeline
+components through the scope chain plan > project > global > built-in,
+takes the enabled strategies, runs the pipeline, checks the result against
+the view (paths, file and total sizes) and the files on disk, and records
+the assembly in the history that ``context inspect`` and ``query_history``
+read.
+
+The budget is a hard ceiling, counted with the real tokenizer, preamble
+included. Everything the service removes after the pipeline ran (a policy
+exclusion, a size limit) only ever shrinks the context.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from cleveragents import assembly
+from cleveragents.assembly import AssemblyServices
+from cleveragents.errors import CleverAgentsError, NotFoundError, ValidationError
+from cleveragents.models.context import (
+    AssembledContext,
+    ContextFragment,
+    ContextRequest,
+    DroppedFragment,
+    TemporalScope,
+)
+from cleveragents.models.ids import new_ulid, utcnow
+from cleveragents.models.plans import Plan
+from cleveragents.redaction import redact_text
+
+from cleveragents_acms.context.budget import (
+    DEFAULT_BUDGET,
+    AdaptiveAssembler,
+    BudgetBreakdown,
+    request_key,
+    tool_definition_tokens,
+)
+from cleveragents_acms.context.history import AssemblyReport, HistoryStore
+from cleveragents_acms.context.nodes import FreshnessChecker, NodeRenderer, NodeStoreSource
+from cleveragents_acms.context.policy import (
+    PHASES,
+    ContextBudgetEnforcer,
+    ContextView,
+    PolicyStore,
+    ProjectContextPolicy,
+    rebuild_context,
+)
+from cleveragents_acms.context.recording import RecordingPipeline
+from cleveragents_acms.context.scope import (
+    PathFilteredText,
+    PathFilteredVector,
+    ProjectReaders,
+    ProjectScope,
+    resolve_scope,
+)
+from cleveragents_acms.context.tiers import ContextTierService, TierBudget
+
+__all__ = ["AssemblyOutcome", "ContextService"]
+
+
+@dataclass(frozen=True)
+class AssemblyOutcome:
+    """An assembled context with the report of how it was made."""
+
+    context: AssembledContext
+    report: AssemblyReport
+    budget: BudgetBreakdown
+
+
+class ContextService:
+    """Assembles contexts for a project's questions; also owns policies, tiers and history.
+
+    :param database: the core database (``cleveragents.storage.database.Database``).
+    :param registry: the plugin registry (strategies, stages, backends, tokenizers).
+    :param config: the configuration chain (``cleveragents.config.Config``).
+    """
+
+    def __init__(self, database: Any, registry: Any, config: Any) -> None:
+        self.database = database
+        self.registry = registry
+        self.config = config
+        self.policies = PolicyStore(database)
+        self.history = HistoryStore(database)
+        threshold = float(config.get("context.budget.refresh-threshold", 0.30))
+        self.adaptive = AdaptiveAssembler(threshold)
+        self._cached_reports: dict[str, AssemblyReport] = {}
+        #: plan id -> the last context assembled for it (parents of child plans).
+        self._plan_contexts: dict[str, AssembledContext] = {}
+
+    @cached_property
+    def tiers(self) -> ContextTierService:
+        return ContextTierService(self.database, self.config, budget_for=self.tier_budget)
+
+    def tier_budget(self, project: str) -> TierBudget:
+        settings = self.policies.get(project).settings
+        return TierBudget.from_config(
+            self.config,
+            hot_max_tokens=settings.hot_max_tokens,
+            warm_max_decisions=settings.warm_max_decisions,
+            cold_max_decisions=settings.cold_max_decisions,
+        )
+
+    # -- the public API ---------------------------------------------------------------
+
+    def assemble(
+        self,
+        request: ContextRequest,
+        *,
+        project: str,
+        budget: int | None = None,
+        model: str | None = None,
+        plan: Plan | None = None,
+        phase: str = "default",
+        parent_context: AssembledContext | None = None,
+    ) -> AssembledContext:
+        """The context for ``request`` in ``project``, within ``budget`` tokens.
+
+        Re-assembles only when the budget moved by more than
+        ``context.budget.refresh-threshold`` since the last assembly of the same
+        request (or the index or the files it came from changed).
+
+        :raises ValidationError: empty request, budget <= 0, unknown phase or depth.
+        :raises NotFoundError: unknown project, strategy or component; no index.
+        """
+        return self.run(
+            request,
+            project=project,
+            budget=budget,
+            model=model,
+            plan=plan,
+            phase=phase,
+            parent_context=parent_context,
+        ).context
+
+    def run(
+        self,
+        request: ContextRequest,
+        *,
+        project: str,
+        budget: int | None = None,
+        model: str | None = None,
+        plan: Plan | None = None,
+        phase: str = "default",
+        parent_context: AssembledContext | None = None,
+        dry_run: bool = False,
+        reuse: bool = True,
+    ) -> AssemblyOutcome:
+        """Like :meth:`assemble`, returning the report too; ``dry_run`` records nothing."""
+        self._validate(request, budget, phase)
+        if plan is not None and phase == "default" and plan.phase in PHASES:
+            phase = plan.phase
+        policy = self.policies.get(project)
+        view = policy.resolve_view(phase)
+        scope = resolve_scope(self.database, self.registry, self.config, project, view)
+        request = self._apply_settings(request, policy)
+        strategies, strategy_notes = self._strategies(request, policy)
+        if parent_context is None and plan is not None and plan.parent_plan_id:
+            parent_context = self._plan_contexts.get(plan.parent_plan_id)
+        breakdown, budget_notes = self.budget_for(
+            project=project, budget=budget, model=model, with_skeleton=parent_context is not None
+        )
+        parent_hash = parent_context.context_hash if parent_context is not None else ""
+        key = request_key(project, request, phase, model, plan.plan_id if plan else "", parent_hash)
+        stamp = f"{scope.stamp}|{policy.model_dump_json()}"
+        cached = self._cached_reports.get(key)
+        if not reuse or (cached is not None and self._files_changed(cached, scope)):
+            self.adaptive.forget(key)
+        built: list[AssemblyOutcome] = []
+
+        def build(total: int) -> AssembledContext:
+            built.append(
+                self._assemble(
+                    request,
+                    project=project,
+                    policy=policy,
+                    view=view,
+                    scope=scope,
+                    strategies=strategies,
+                    breakdown=breakdown,
+                    total=total,
+                    model=model,
+                    plan=plan,
+                    phase=phase,
+                    parent_context=parent_context,
+                    notes=[*scope.notes, *strategy_notes, *budget_notes],
+                    dry_run=dry_run,
+                )
+            )
+            return built[-1].context
+
+        context, fresh = self.adaptive.assemble(key, breakdown.assembly_budget, build, stamp=stamp)
+        if fresh:
+            result = built[-1]
+            self._cached_reports[key] = result.report
+        else:
+            previous = self._cached_reports[key]
+            report = dataclasses.replace(
+                previous,
+                assembly_id=new_ulid(),
+                created_at=utcnow().isoformat(),
+                budget=breakdown.to_dict(),
+                totals={**previous.totals, "budget": context.budget.available_tokens},
+                cached=True,
+                dry_run=dry_run,
+            )
+            result = AssemblyOutcome(context, report, breakdown)
+        if plan is not None:
+            self._plan_contexts[plan.plan_id] = result.context
+        if not dry_run:
+            self.history.record(result.report)
+        return result
+
+    def budget_for(
+        self,
+        *,
+        project: str | None = None,
+        budget: int | None = None,
+        model: str | None = None,
+        with_skeleton: bool = False,
+    ) -> tuple[BudgetBreakdown, list[str]]:
+        """The budget an assembly gets, and notes about how it was chosen."""
+        if budget is not None:
+            return BudgetBreakdown.explicit(budget, model), []
+        if model is None:
+            return BudgetBreakdown(budget=DEFAULT_BUDGET, source="default"), []
+        settings = self.policies.get(project).settings if project else None
+        ratio = self._skeleton_ratio(settings) if with_skeleton else 0.0
+        breakdown = BudgetBreakdown.for_model(
+            model,
+            tool_definitions=self._tool_tokens(model),
+            skeleton_ratio=ratio,
+            soft_cap=settings.hot_max_tokens if settings is not None else None,
+        )
+        if breakdown is None:
+            note = (
+                f"the context window of model '{model}' is unknown; "
+                f"used the default budget of {DEFAULT_BUDGET} tokens (give --budget)"
+            )
+            return BudgetBreakdown(budget=DEFAULT_BUDGET, source="default", model=model), [note]
+        return breakdown, []
+
+    def expand(
+        self, uri: str, *, project: str, depth: int | str = 9, phase: str = "default"
+    ) -> ContextFragment:
+        """Any node of the project as a fragment with provenance (e.g. one the budget dropped)."""
+        if not uri or not uri.strip():
+            raise ValidationError("give the URI of a node (from `context assemble`'s dropped list)")
+        policy = self.policies.get(project)
+        view = policy.resolve_view(phase)
+        scope = resolve_scope(self.database, self.registry, self.config, project, view)
+        readers = ProjectReaders(self.registry, self.config, project)
+        try:
+            source = self._node_source(readers, scope, view, policy, self._tokenizer(None)[1])
+            stored = readers.nodes.get(uri.strip())
+            numeric = self._depth_number(depth, stored.node.uko_type if stored else None)
+            fragment = source.fragment(uri.strip(), numeric, relevance=1.0, strategy="expand")
+        finally:
+            readers.close()
+        if fragment is None:
+            raise NotFoundError(
+                f"no node {uri} in project '{project}' (or its context view excludes it)",
+                details={"uri": uri, "project": project},
+            )
+        return fragment
+
+    def tokenizer_name(self, model: str | None) -> str:
+        return self._tokenizer(model)[0]
+
+    # -- one assembly -------------------------------------------------------------------
+
+    def _assemble(
+        self,
+        request: ContextRequest,
+        *,
+        project: str,
+        policy: ProjectContextPolicy,
+        view: ContextView,
+        scope: ProjectScope,
+        strategies: list[Any],
+        breakdown: BudgetBreakdown,
+        total: int,
+        model: str | None,
+        plan: Plan | None,
+        phase: str,
+        parent_context: AssembledContext | None,
+        notes: list[str],
+        dry_run: bool,
+    ) -> AssemblyOutcome:
+        from cleveragents_acms.backends.scoped import make_backend_set
+        from cleveragents_acms.ontology.levels import DetailLevelMapRegistry
+        from cleveragents_acms.pipeline.config import PipelineConfigResolver
+
+        started = time.perf_counter()
+        tokenizer_name, tokenizer = self._tokenizer(model)
+        config = PipelineConfigResolver(self.registry, self.config).resolve(
+            plan=plan, project=policy.settings.pipeline or None
+        )
+        if policy.settings.skeleton_ratio is not None:
+            config.settings["skeleton-compressor"]["skeleton-ratio"] = (
+                policy.settings.skeleton_ratio
+            )
+        readers = ProjectReaders(self.registry, self.config, project)
+        try:
+            source = self._node_source(readers, scope, view, policy, tokenizer)
+            backends = make_backend_set(
+                readers.text, readers.vector, readers.graph, scope.resources
+            )
+            backends = dataclasses.replace(
+                backends,
+                text=PathFilteredText(backends.text, view)
+                if backends.text and _paths(view)
+                else backends.text,
+                vector=PathFilteredVector(backends.vector, view)
+                if backends.vector and _paths(view)
+                else backends.vector,
+                nodes=source,
+            )
+            pipeline = RecordingPipeline(
+                config,
+                strategies,
+                tokenizer=tokenizer,
+                renderer=NodeRenderer(source),
+                detail_level_maps=DetailLevelMapRegistry.from_registry(self.registry),
+            )
+            plan_context = {
+                "plan": plan,
+                "plan_id": plan.plan_id if plan else None,
+                "parent_context": parent_context,
+                "focus": list(request.focus),
+                "phase": phase,
+            }
+            context = pipeline.assemble(request, backends, total, plan_context)
+            context = self._finish(context, source, view, tokenizer, pipeline, total)
+            context = context.model_copy(
+                update={
+                    "notes": tuple(
+                        dict.fromkeys([*notes, *readers.notes, *context.notes, *source.notes])
+                    )
+                }
+            )
+        finally:
+            readers.close()
+        report = self._report(
+            context,
+            pipeline,
+            request=request,
+            project=project,
+            breakdown=breakdown,
+            model=model,
+            tokenizer=tokenizer_name,
+            phase=phase,
+            scope=scope,
+            ms=round((time.perf_counter() - started) * 1000, 1),
+            dry_run=dry_run,
+        )
+        return AssemblyOutcome(context, report, breakdown)
+
+    def _finish(
+        self,
+        context: AssembledContext,
+        source: NodeStoreSource,
+        view: ContextView,
+        tokenizer: Any,
+        pipeline: RecordingPipeline,
+        total: int,
+    ) -> AssembledContext:
+        """Checks after the pipeline: the view, secrets, the files on disk, sizes."""
+        kept: list[ContextFragment] = []
+        dropped: list[DroppedFragment] = []
+        changed = False
+        for fragment in context.fragments:
+            path = fragment.provenance.path
+            if path and not view.allows_path(path):
+                dropped.append(_dropped(fragment, "excluded by the project's context view"))
+                continue
+            content = redact_text(fragment.content)
+            if content != fragment.content:
+                fragment = fragment.model_copy(
+                    update={"content": content, "token_count": tokenizer.count(content)}
+                )
+                changed = True
+            if "uko_type" not in fragment.metadata and source.freshness is not None:
+                state = source.freshness.state(fragment.provenance.resource_id, path)
+                if state.status in ("stale", "refreshed") and len(fragment.metadata) < 63:
+                    fragment = fragment.model_copy(
+                        update={
+                            "metadata": {
+                                **fragment.metadata,
+                                "stale": "true",
+                                "stale_reason": "the file changed since it was indexed",
+                            }
+                        }
+                    )
+                    changed = True
+            kept.append(fragment)
+        available = min(total, context.budget.available_tokens)
+        over = sum(f.token_count for f in kept) + context.preamble_tokens - available
+        while over > 0 and kept:
+            weakest = min(kept, key=lambda f: f.relevance_score)
+            kept.remove(weakest)
+            dropped.append(_dropped(weakest, "over budget after masking secrets"))
+            over -= weakest.token_count
+        if dropped or changed:
+            context = rebuild_context(context, kept, dropped)
+        enforced = ContextBudgetEnforcer(
+            lambda f: source.file_size(f.provenance.resource_id, f.provenance.path)
+        ).enforce(context, view)
+        if enforced is not context or dropped:
+            enforced = self._refresh_preamble(enforced, pipeline, tokenizer)
+        return self._warn_in_preamble(enforced, pipeline, tokenizer)
+
+    @staticmethod
+    def _warn_in_preamble(
+        context: AssembledContext, pipeline: RecordingPipeline, tokenizer: Any
+    ) -> AssembledContext:
+        """Name replaced stages at the top of the preamble, within the preamble's tokens."""
+        from cleveragents_acms.pipeline._common import tokenizer_truncate
+
+        problems = list(pipeline.stage_problems.values())
+        if not problems:
+            return context
+        room = context.budget.available_tokens - context.total_tokens
+        warning = "\n".join(f"Warning: {problem}" for problem in problems)
+        if tokenizer.count(warning) > room:
+            return context  # the notes still say it
+        preamble = warning
+        if context.preamble:
+            rest = room - tokenizer.count(warning + "\n")
+            kept = tokenizer_truncate(context.preamble, rest) if rest > 0 else ""
+            if kept.strip():
+                preamble = f"{warning}\n{kept}"
+        tokens = tokenizer.count(preamble)
+        if tokens > room:
+            preamble, tokens = warning, tokenizer.count(warning)
+        return context.model_copy(update={"preamble": preamble, "preamble_tokens": tokens})
+
+    def _refresh_preamble(
+        self, context: AssembledContext, pipeline: RecordingPipeline, tokenizer: Any
+    ) -> AssembledContext:
+        """A new preamble for a context the service shrank (it must not describe what is gone)."""
+        from cleveragents_acms.pipeline._common import tokenizer_truncate
+
+        available = context.budget.available_tokens
+        limit = max(
+            0,
+            min(
+                int(self.config.get("context.fusion.preamble-max-tokens", 200)),
+                available - context.total_tokens,
+            ),
+        )
+        preamble: str | None = None
+        services = AssemblyServices(tokenizer=tokenizer, settings=pipeline.config.settings)
+        with assembly.use(services):
+            try:
+                preamble = pipeline.config.preamble_generator.generate(
+                    list(context.fragments),
+                    list(context.strategies_used),
+                    context.budget_used,
+                    limit,
+                )
+            except Exception:
+                preamble = None
+            if isinstance(preamble, str) and tokenizer.count(preamble) > limit:
+                preamble = tokenizer_truncate(preamble, limit)
+        if not isinstance(preamble, str) or not preamble.strip():
+            return context.model_copy(update={"preamble": None, "preamble_tokens": 0})
+        return context.model_copy(
+            update={"preamble": preamble, "preamble_tokens": tokenizer.count(preamble)}
+        )
+
+    # -- building blocks ---------------------------------------------------------------
+
+    def _validate(self, request: ContextRequest, budget: int | None, phase: str) -> None:
+        if not isinstance(request, ContextRequest):
+            raise ValidationError("expected a ContextRequest")
+        if request.is_empty:
+            raise ValidationError("the request is empty: give a question or --focus")
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0
+        ):
+            raise ValidationError(f"budget must be a positive number of tokens, got {budget!r}")
+        if phase not in PHASES:
+            raise ValidationError(f"unknown phase '{phase}' (phases: {', '.join(PHASES)})")
+        if isinstance(request.depth, str):
+            self._depth_number(request.depth, None)
+
+    def _depth_number(self, depth: int | str, uko_type: str | None) -> int:
+        """A depth or named level as a number (named levels checked against every domain)."""
+        from cleveragents_acms.ontology.levels import DetailLevelMapRegistry
+
+        levels = DetailLevelMapRegistry.from_registry(self.registry)
+        if uko_type:
+            return levels.depth_of(depth, levels.domain_of(uko_type))
+        if isinstance(depth, int) or str(depth).strip().isdigit():
+            return levels.depth_of(depth)
+        names: list[str] = []
+        for domain in levels.domains():
+            try:
+                return levels.depth_of(depth, domain)
+            except ValidationError:
+                names.extend(levels.levels_for(domain))
+        valid = ", ".join(sorted(set(names)))
+        raise ValidationError(f"unknown detail level '{depth}' (valid: {valid}, or 0-9)")
+
+    def _apply_settings(
+        self, request: ContextRequest, policy: ProjectContextPolicy
+    ) -> ContextRequest:
+        """The project's defaults for what the request leaves unset."""
+        settings = policy.settings
+        given = request.model_fields_set
+        update: dict[str, Any] = {}
+        if "breadth" not in given and settings.default_breadth is not None:
+            update["breadth"] = settings.default_breadth
+        if "depth" not in given and settings.default_depth is not None:
+            update["depth"] = settings.default_depth
+        if "temporal" not in given and settings.temporal_scope is not None:
+            update["temporal"] = TemporalScope(settings.temporal_scope)
+        return request.model_copy(update=update) if update else request
+
+    def _strategies(
+        self, request: ContextRequest, policy: ProjectContextPolicy
+    ) -> tuple[list[Any], list[str]]:
+        """The strategies to offer the selector: enabled, project-preferred, request-preferred."""
+        view = self.registry.strategies
+        valid = sorted(view)
+        for name in (*request.preferred_strategies, *policy.settings.strategies):
+            if name not in view:
+                raise NotFoundError(
+                    f"unknown strategy '{name}' "
+                    f"(available: {', '.join(valid) or 'none installed'})",
+                    details={"strategy": name, "available": valid},
+                )
+        enabled = self.config.get("context.strategies.enabled") or []
+        wanted = list(
+            dict.fromkeys([*request.preferred_strategies, *policy.settings.strategies, *enabled])
+        )
+        notes: list[str] = []
+        strategies: list[Any] = []
+        for name in wanted:
+            if name not in view:
+                notes.append(f"enabled strategy {name} is not installed")
+                continue
+            try:
+                strategies.append(view[name])
+            except CleverAgentsError as exc:
+                notes.append(f"strategy {name} could not be loaded: {exc.message}")
+        if not valid:
+            notes.append("no context strategies are installed")
+        return strategies, notes
+
+    def _tokenizer(self, model: str | None) -> tuple[str, Any]:
+        from cleveragents_acms.pipeline.tokenizers import get_tokenizer, tokenizer_for_model
+
+        name = tokenizer_for_model(model) if model else "cl100k"
+        if name in self.registry.tokenizers:
+            try:
+                return name, self.registry.tokenizers[name]
+            except CleverAgentsError:
+                pass
+        return name, get_tokenizer(name)
+
+    def _tool_tokens(self, model: str | None) -> int:
+        tools: dict[str, Any] = {}
+        view = self.registry.tools
+        for name in view:
+            try:
+                tools[name] = view[name]
+            except CleverAgentsError:
+                continue
+        return tool_definition_tokens(tools, self._tokenizer(model)[1].count)
+
+    def _skeleton_ratio(self, settings: Any) -> float:
+        if settings is not None and settings.skeleton_ratio is not None:
+            return float(settings.skeleton_ratio)
+        return float(self.config.get("context.budget.skeleton-ratio", 0.15))
+
+    def _node_source(
+        self,
+        readers: ProjectReaders,
+        scope: ProjectScope,
+        view: ContextView,
+        policy: ProjectContextPolicy,
+        tokenizer: Any,
+    ) -> NodeStoreSource:
+        freshness = FreshnessChecker(self.database, scope.roots, self._analyzers)
+        return NodeStoreSource(
+            readers.nodes,
+            scope.resources,
+            tokenizer=tokenizer,
+            freshness=freshness,
+            refresh=policy.settings.auto_refresh,
+            path_allowed=view.allows_path if _paths(view) else None,
+            file_allowed=view.allows_file_size if view.max_file_size else None,
+        )
+
+    def _analyzers(self) -> list[Any]:
+        """The registered analyzers, most specific first (to re-analyse changed files)."""
+        analyzers = []
+        for registration in self.registry.analyzers.registrations():
+            try:
+                analyzers.append(registration.resolve())
+            except CleverAgentsError:
+                continue
+        return sorted(analyzers, key=lambda a: -int(getattr(a, "specificity", 0)))
+
+    def _files_changed(self, report: AssemblyReport, scope: ProjectScope) -> bool:
+        """Whether a file a cached context came from changed on disk since."""
+        for item in report.fragments:
+            root = scope.roots.get(item.get("resource_id", ""))
+            stamp = item.get("file_stamp")
+            if root is None or not stamp:
+                continue
+            try:
+                stat = (root.root / item["path"]).stat()
+            except OSError:
+                return True
+            if f"{stat.st_mtime_ns}:{stat.st_size}" != stamp:
+                return True
+        return False
+
+    def _report(
+        self,
+        context: AssembledContext,
+        pipeline: RecordingPipeline,
+        *,
+        request: ContextRequest,
+        project: str,
+        breakdown: BudgetBreakdown,
+        model: str | None,
+        tokenizer: str,
+        phase: str,
+        scope: ProjectScope,
+        ms: float,
+        dry_run: bool,
+    ) -> AssemblyReport:
+        fragments = []
+        for fragment in context.fragments:
+            entry = context.provenance_map.get(fragment.uko_node, {})
+            root = scope.roots.get(fragment.provenance.resource_id)
+            file_stamp = None
+            if root is not None and fragment.provenance.path:
+                try:
+                    stat = (root.root / fragment.provenance.path).stat()
+                    file_stamp = f"{stat.st_mtime_ns}:{stat.st_size}"
+                except OSError:
+                    file_stamp = None
+            fragments.append(
+                {
+                    "uko_node": fragment.uko_node,
+                    "resource_id": fragment.provenance.resource_id,
+                    "path": fragment.provenance.path,
+                    "location": fragment.provenance.location,
+                    "depth": fragment.detail_depth,
+                    "tokens": fragment.token_count,
+                    "relevance": fragment.relevance_score,
+                    "score": entry.get("composite_score"),
+                    "strategy": fragment.provenance.strategy,
+                    "stale": fragment.metadata.get("stale") == "true",
+                    "refreshed": fragment.metadata.get("refreshed") == "true",
+                    "skeleton": fragment.metadata.get("skeleton") == "true",
+                    "file_stamp": file_stamp,
+                }
+            )
+        return AssemblyReport(
+            project=project,
+            query=request.query,
+            request=request.model_dump(mode="json"),
+            budget=breakdown.to_dict(),
+            model=model,
+            tokenizer=tokenizer,
+            phase=phase,
+            stages=pipeline.stage_records(),
+            strategies=pipeline.strategy_records(context),
+            notes=list(context.notes),
+            fragments=fragments,
+            dropped=[d.model_dump(mode="json") for d in context.dropped],
+            totals={
+                "tokens": context.total_tokens + context.preamble_tokens,
+                "fragment_tokens": context.total_tokens,
+                "preamble_tokens": context.preamble_tokens,
+                "budget": context.budget.available_tokens,
+                "budget_used": round(context.budget_used, 4),
+                "strategies_used": list(context.strategies_used),
+                "context_hash": context.context_hash,
+            },
+            scope=scope.to_dict(),
+            ms=ms,
+            dry_run=dry_run,
+        )
+
+
+def _paths(view: ContextView) -> bool:
+    return bool(view.include_paths or view.exclude_paths)
+
+
+def _dropped(fragment: ContextFragment, reason: str) -> DroppedFragment:
+    return DroppedFragment(
+        uko_node=fragment.uko_node,
+        path=fragment.provenance.path,
+        detail_depth=fragment.detail_depth,
+        delivered_depth=None,
+        reason=reason,
+    )

@@ -1,0 +1,374 @@
+"""What the strategies share: settings, depths, fragments from hits, filling a budget.
+
+Strategies turn search hits into fragments through the assembly's
+``NodeSource`` (``backends.nodes``), which renders any indexed node at any
+depth. Without one (a bare set of backends, as in the conformance suite) a
+hit becomes a fragment of the text the backend returned with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cleveragents import assembly
+from cleveragents.config import DEFAULTS
+from cleveragents.errors import ValidationError
+from cleveragents.models.context import ContextFragment, ContextRequest, FragmentProvenance
+from cleveragents.models.uko import (
+    DEPTH_FULL,
+    DEPTH_MEMBERS,
+    DEPTH_NAME,
+    DEPTH_OUTLINE,
+    DEPTH_SIGNATURES,
+)
+
+from cleveragents_acms.pipeline._common import count_tokens, file_of, log
+
+if TYPE_CHECKING:
+    from cleveragents.models.uko import UKONode
+    from cleveragents.protocols.backends import BackendSet
+
+__all__ = [
+    "CALLABLE_TYPES",
+    "CONTAINER_TYPES",
+    "RENDER_DEPTHS",
+    "BudgetFiller",
+    "Hit",
+    "clamp",
+    "depths_from",
+    "file_of",
+    "hit_from_result",
+    "is_callable",
+    "is_container",
+    "is_test_path",
+    "log",
+    "query_of",
+    "requested_depth",
+    "safe_search",
+    "shallower",
+    "strategy_setting",
+]
+
+#: The depths analyzers render, shallow to deep.
+RENDER_DEPTHS: tuple[int, ...] = (
+    DEPTH_NAME,
+    DEPTH_MEMBERS,
+    DEPTH_SIGNATURES,
+    DEPTH_OUTLINE,
+    DEPTH_FULL,
+)
+
+#: No tokenizer packs more characters than this into one token of source text.
+_MAX_CHARS_PER_TOKEN = 8
+#: Local names (after the prefix) of node types that hold executable code.
+CALLABLE_TYPES = frozenset(
+    {"Function", "AsyncFunction", "Method", "Property", "TestFunction", "Constructor", "Callable"}
+)
+#: Local names of node types that hold other nodes.
+CONTAINER_TYPES = frozenset(
+    {"Module", "Package", "Class", "Protocol", "Enum", "Interface", "Struct", "Trait", "File"}
+)
+
+
+def _local(uko_type: str) -> str:
+    return uko_type.rsplit(":", 1)[-1].rsplit("#", 1)[-1]
+
+
+def is_callable(uko_type: str) -> bool:
+    return _local(uko_type) in CALLABLE_TYPES
+
+
+def is_container(uko_type: str) -> bool:
+    return _local(uko_type) in CONTAINER_TYPES
+
+
+def is_test_path(path: str) -> bool:
+    """True for files of a test suite (``tests/``, ``test_x.py``, ``x_test.go``, ``conftest.py``)."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    stem = name.rsplit(".", 1)[0]
+    return (
+        any(p in ("test", "tests", "testing", "__tests__") for p in parts[:-1])
+        or stem.startswith("test_")
+        or stem.endswith(("_test", "_tests", ".test", ".spec"))
+        or stem in ("conftest", "tests", "test")
+    )
+
+
+def clamp(value: float) -> float:
+    return min(1.0, max(0.0, float(value)))
+
+
+def strategy_setting(strategy: str, key: str, explicit: Any = None) -> Any:
+    """A strategy's setting: ``explicit``, else the running assembly's, else the built-in default.
+
+    The assembly's settings hold it as ``settings["strategies.<name>"][key]`` or
+    ``settings["strategies"]["<name>.<key>"]``; the built-in default is the
+    configuration key ``context.strategies.<name>.<key>``.
+    """
+    if explicit is not None:
+        return explicit
+    services = assembly.current()
+    if services is not None:
+        for stage, name in ((f"strategies.{strategy}", key), ("strategies", f"{strategy}.{key}")):
+            value = services.setting(stage, name, None)
+            if value is not None:
+                return value
+    return DEFAULTS.get(f"context.strategies.{strategy}.{key}")
+
+
+def query_of(request: ContextRequest) -> str:
+    """The request's question plus its named entities, as one text."""
+    parts = [(request.query or "").strip(), *(e for e in request.entities if e.strip())]
+    return "\n".join(p for p in parts if p)
+
+
+_LEVELS: list[Any] = []
+
+
+def _level_maps() -> Any:
+    if not _LEVELS:
+        from cleveragents_acms.ontology.levels import DetailLevelMapRegistry
+
+        _LEVELS.append(DetailLevelMapRegistry())
+    return _LEVELS[0]
+
+
+def requested_depth(request: ContextRequest, uko_type: str | None = None) -> int | None:
+    """The depth the request asks for (a named level resolved for ``uko_type``), capped at 9.
+
+    ``None`` when the request leaves the depth to the strategy (it did not set one)
+    or names a level this node type does not know.
+    """
+    if "depth" not in request.model_fields_set:
+        return None
+    value = request.depth
+    if isinstance(value, int):
+        return min(value, DEPTH_FULL)
+    maps = _level_maps()
+    try:
+        domain = maps.domain_of(uko_type) if uko_type else None
+        return min(int(maps.depth_of(value, domain)), DEPTH_FULL)
+    except (ValidationError, ValueError, KeyError):
+        try:
+            return min(int(maps.depth_of(value, None)), DEPTH_FULL)
+        except (ValidationError, ValueError, KeyError):
+            return None
+
+
+def shallower(depth: int, steps: int = 1) -> int:
+    """The rendered depth ``steps`` rungs below ``depth`` on :data:`RENDER_DEPTHS`."""
+    rungs = [d for d in RENDER_DEPTHS if d <= depth] or [DEPTH_NAME]
+    return rungs[max(0, len(rungs) - 1 - steps)]
+
+
+def depths_from(depth: int, floor: int = DEPTH_NAME) -> list[int]:
+    """``depth`` and every rendered depth below it down to ``floor``, deepest first."""
+    return [depth] + [d for d in reversed(RENDER_DEPTHS) if floor <= d < depth]
+
+
+@dataclass
+class Hit:
+    """A search result reduced to what strategies use."""
+
+    uri: str
+    score: float
+    content: str = ""
+    path: str = ""
+    name: str = ""
+    qualname: str = ""
+    uko_type: str = ""
+    resource_id: str = ""
+    start_line: int | None = None
+    end_line: int | None = None
+
+    @property
+    def file(self) -> str:
+        return file_of(self.uri)
+
+
+def _int(value: object) -> int | None:
+    try:
+        number = int(str(value))
+    except (TypeError, ValueError):
+        return None
+    return number if number >= 1 else None
+
+
+def hit_from_result(result: Any) -> Hit:
+    """A :class:`Hit` from a TextResult or VectorResult."""
+    metadata: Mapping[str, Any] = getattr(result, "metadata", None) or {}
+    return Hit(
+        uri=str(result.uko_uri),
+        score=clamp(getattr(result, "score", 0.0) or 0.0),
+        content=str(getattr(result, "content", "") or metadata.get("content", "") or ""),
+        path=str(metadata.get("path", "") or ""),
+        name=str(metadata.get("name", "") or ""),
+        qualname=str(metadata.get("qualname", "") or ""),
+        uko_type=str(metadata.get("uko_type", "") or ""),
+        resource_id=str(metadata.get("resource_id") or metadata.get("resource_ulid") or ""),
+        start_line=_int(metadata.get("start_line")),
+        end_line=_int(metadata.get("end_line")),
+    )
+
+
+def safe_search(backends: BackendSet, query: str, limit: int) -> list[Hit]:
+    """Text hits for ``query`` (none when there is no text backend or the query is unusable)."""
+    if backends.text is None or not query.strip():
+        return []
+    try:
+        results = backends.text.search(query, scope=backends.scope, max_results=limit)
+    except (ValidationError, ValueError) as exc:
+        log.debug("text search refused a query", query=query[:80], error=str(exc))
+        return []
+    return [hit_from_result(r) for r in results]
+
+
+@dataclass
+class BudgetFiller:
+    """Collects fragments, one per node, without ever exceeding ``budget`` tokens.
+
+    Each offer tries the node at a list of depths, deepest first, and keeps the
+    first rendering that fits what is left.
+    """
+
+    backends: BackendSet
+    budget: int
+    strategy: str
+    fragments: list[ContextFragment] = field(default_factory=list)
+    used: int = 0
+    _nodes: set[str] = field(default_factory=set)
+    _cache: dict[tuple[str, int], ContextFragment | None] = field(default_factory=dict)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.budget - self.used)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._nodes
+
+    def render(self, uri: str, depth: int, hit: Hit | None = None) -> ContextFragment | None:
+        """``uri`` at the richest rendering <= ``depth`` (cached; relevance set on offer)."""
+        key = (uri, depth)
+        if key not in self._cache:
+            self._cache[key] = self._render(uri, depth, hit)
+        return self._cache[key]
+
+    def _render(self, uri: str, depth: int, hit: Hit | None) -> ContextFragment | None:
+        nodes = self.backends.nodes
+        if nodes is not None:
+            try:
+                fragment = nodes.fragment(uri, depth, relevance=0.5, strategy=self.strategy)
+            except (ValidationError, ValueError, KeyError) as exc:
+                log.debug("node source could not render", uri=uri, error=str(exc))
+                return None
+            if fragment is None or fragment.provenance.resource_id not in self.backends.scope:
+                return None
+            return fragment
+        if hit is None or not hit.content.strip():
+            return None
+        return _fragment_from_hit(hit, self.strategy)
+
+    def offer(
+        self,
+        uri: str,
+        depths: Sequence[int],
+        relevance: float,
+        *,
+        hit: Hit | None = None,
+        metadata: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        node: UKONode | None = None,
+    ) -> ContextFragment | None:
+        """Add ``uri`` at the deepest of ``depths`` that fits (within ``limit`` tokens, if given).
+
+        With the ``node`` at hand, renderings that cannot fit (judged by their
+        length) are not rendered at all.
+        """
+        if uri in self._nodes or self.remaining <= 0:
+            return None
+        room = self.remaining if limit is None else min(self.remaining, limit)
+        tried: set[int] = set()
+        for depth in depths:
+            if node is not None and len(node.rendering(depth)) > room * _MAX_CHARS_PER_TOKEN:
+                continue
+            fragment = self.render(uri, depth, hit)
+            if fragment is None:
+                if self.backends.nodes is None and hit is not None:
+                    return None
+                continue
+            if fragment.detail_depth in tried:
+                continue
+            tried.add(fragment.detail_depth)
+            if 0 < fragment.token_count <= room and fragment.content.strip():
+                return self.add(fragment, relevance, metadata)
+        return None
+
+    def add(
+        self,
+        fragment: ContextFragment,
+        relevance: float,
+        metadata: Mapping[str, str] | None = None,
+    ) -> ContextFragment | None:
+        """Add a ready fragment (with ``relevance`` and extra ``metadata``) if it fits."""
+        if fragment.uko_node in self._nodes or fragment.token_count > self.remaining:
+            return None
+        update: dict[str, Any] = {"relevance_score": clamp(relevance)}
+        if metadata:
+            merged = {**fragment.metadata, **{k: str(v) for k, v in metadata.items() if v != ""}}
+            update["metadata"] = dict(list(merged.items())[:60])
+        if fragment.provenance.strategy != self.strategy:
+            update["provenance"] = fragment.provenance.model_copy(
+                update={"strategy": self.strategy}
+            )
+        fragment = fragment.model_copy(update=update)
+        self.fragments.append(fragment)
+        self._nodes.add(fragment.uko_node)
+        self.used += fragment.token_count
+        return fragment
+
+    def token_cost(self, uri: str, depth: int, hit: Hit | None = None) -> int | None:
+        fragment = self.render(uri, depth, hit)
+        return None if fragment is None else fragment.token_count
+
+
+def _fragment_from_hit(hit: Hit, strategy: str) -> ContextFragment | None:
+    """A fragment of the text a backend returned with a hit (no node source available)."""
+    if not hit.resource_id or not hit.path:
+        return None
+    content = hit.content
+    start = hit.start_line
+    end = hit.end_line if hit.end_line and start and hit.end_line >= start else start
+    provenance = FragmentProvenance(
+        resource_id=hit.resource_id,
+        path=hit.path,
+        start_line=start,
+        end_line=end,
+        strategy=strategy,
+    )
+    metadata = {k: v for k, v in (("uko_type", hit.uko_type), ("name", hit.name)) if v}
+    return ContextFragment(
+        uko_node=hit.uri,
+        content=content,
+        detail_depth=DEPTH_SIGNATURES if hit.uko_type else DEPTH_FULL,
+        token_count=count_tokens(content),
+        provenance=provenance,
+        metadata=metadata,
+    )
+
+
+def default_depth(uko_type: str, *, best: bool) -> int:
+    """What a strategy delivers when the request names no depth.
+
+    The best callables in full; other callables as signatures; containers as
+    their signatures (members listed with their signatures).
+    """
+    if is_callable(uko_type):
+        return DEPTH_FULL if best else DEPTH_OUTLINE
+    return DEPTH_SIGNATURES
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,172 @@
+"""Strategy ``semantic-embedding``: the question's embedding against the vector backend.
+
+Needs a vector backend and the embedder that filled it. Which embedder is a
+matter of the running installation (``index.embedding.provider``; ``auto`` =
+the registered embedder with the highest ``preference``), and a strategy is
+built without arguments by the registry, so the embedder is found by
+:func:`_embedder`, in this order:
+
+1. the strategy's own ``embedder`` attribute (``SemanticEmbeddingStrategy(embedder=…)``,
+   or set on the registered instance by the context service);
+2. the provider installed with :func:`set_embedder_provider` (a callable
+   returning the embedder; the context service installs one that reads the
+   kernel registry's ``embedder`` slot and the configuration, see
+   :func:`choose_embedder`).
+
+Without an embedder the strategy declines (``can_handle`` 0). Quality 0.6.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from cleveragents.errors import CleverAgentsError
+from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
+
+from cleveragents_acms.strategies._support import (
+    BudgetFiller,
+    Hit,
+    default_depth,
+    depths_from,
+    hit_from_result,
+    log,
+    query_of,
+    requested_depth,
+)
+from cleveragents_acms.strategies.query import analyze
+
+if TYPE_CHECKING:
+    from cleveragents.protocols.backends import BackendSet
+    from cleveragents.protocols.text import Embedder
+
+__all__ = [
+    "SemanticEmbeddingStrategy",
+    "choose_embedder",
+    "embed_query",
+    "embedding_text",
+    "set_embedder_provider",
+]
+
+EmbedderProvider = Callable[[], "Embedder | None"]
+
+_provider: list[EmbedderProvider] = []
+_lock = threading.Lock()
+_FULL_HITS = 3
+
+
+def set_embedder_provider(provider: EmbedderProvider | None) -> None:
+    """Install (or with ``None`` remove) the process-wide embedder lookup."""
+    with _lock:
+        _provider.clear()
+        if provider is not None:
+            _provider.append(provider)
+
+
+def choose_embedder(embedders: Mapping[str, Any], provider: str = "auto") -> Any | None:
+    """The embedder named by ``index.embedding.provider`` among registered ``embedders``.
+
+    ``"auto"`` picks the one with the highest ``preference`` attribute (ties by
+    name). An unknown name gives ``None``.
+    """
+    if not embedders:
+        return None
+    if provider and provider != "auto":
+        return embedders.get(provider)
+    name = max(embedders, key=lambda n: (float(getattr(embedders[n], "preference", 0) or 0), n))
+    return embedders[name]
+
+
+def _embedder(strategy: object) -> Embedder | None:
+    """The embedder the strategy uses (see the module docstring for the lookup order)."""
+    own = getattr(strategy, "embedder", None)
+    if own is not None:
+        return own  # type: ignore[no-any-return]
+    with _lock:
+        provider = _provider[0] if _provider else None
+    if provider is None:
+        return None
+    try:
+        return provider()
+    except Exception as exc:  # a broken provider must not break assembly
+        log.warning("embedder provider failed", error=f"{type(exc).__name__}: {exc}")
+        return None
+
+
+def embedding_text(request: ContextRequest, limit: int = 2000) -> str:
+    """What to embed for a request: title, names and salient words before the prose."""
+    text = query_of(request)
+    analysis = analyze(text, *request.focus)
+    head = " ".join(
+        [analysis.title, *analysis.top_identifiers(12), *analysis.top_keywords(20)]
+    ).strip()
+    return f"{head}\n{text}"[:limit] if head else text[:limit]
+
+
+def embed_query(embedder: Any, text: str) -> list[float] | None:
+    """The embedding of ``text`` (``None`` when the embedder fails)."""
+    try:
+        vectors = embedder.embed([text])
+    except Exception as exc:
+        log.warning("embedding the query failed", error=f"{type(exc).__name__}: {exc}")
+        return None
+    if not vectors:
+        return None
+    return [float(x) for x in vectors[0]]
+
+
+def vector_hits(backends: BackendSet, embedding: list[float], top_k: int) -> list[Hit]:
+    """Vector hits (none when the backend refuses the query, e.g. a dimension mismatch)."""
+    if backends.vector is None:
+        return []
+    try:
+        results = backends.vector.similarity_search(embedding, scope=backends.scope, top_k=top_k)
+    except (CleverAgentsError, ValueError, TypeError) as exc:
+        log.warning("vector search failed", error=f"{type(exc).__name__}: {exc}")
+        return []
+    return [hit_from_result(r) for r in results]
+
+
+class SemanticEmbeddingStrategy:
+    """Nearest nodes to the question's embedding (spec 000, "semantic-embedding")."""
+
+    name = "semantic-embedding"
+    capabilities = StrategyCapabilities(uses_vector=True, quality_score=0.6, uko_levels=("uko",))
+
+    def __init__(self, *, embedder: Embedder | None = None, top_k: int = 40) -> None:
+        self.embedder = embedder
+        self.top_k = top_k
+
+    def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
+        if backends.vector is None or not query_of(request).strip():
+            return 0.0
+        return 0.6 if _embedder(self) is not None else 0.0
+
+    def assemble(
+        self,
+        request: ContextRequest,
+        backends: BackendSet,
+        budget: int,
+        plan_context: object,
+    ) -> list[ContextFragment]:
+        if budget <= 0 or backends.vector is None or not query_of(request).strip():
+            return []
+        embedder = _embedder(self)
+        if embedder is None:
+            return []
+        embedding = embed_query(embedder, embedding_text(request))
+        if embedding is None:
+            return []
+        filler = BudgetFiller(backends, budget, self.name)
+        full_left = _FULL_HITS
+        for hit in vector_hits(backends, embedding, self.top_k):
+            if filler.remaining <= 0:
+                break
+            depth = requested_depth(request, hit.uko_type)
+            if depth is None:
+                depth = default_depth(hit.uko_type, best=full_left > 0)
+            added = filler.offer(hit.uri, depths_from(depth), hit.score, hit=hit)
+            if added is not None and added.detail_depth == 9:
+                full_left -= 1
+        return filler.fragments

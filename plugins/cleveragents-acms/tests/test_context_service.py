@@ -1,0 +1,254 @@
+"""ContextService on a real indexed code base: budgets, provenance, freshness, errors, plans."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.models.context import AssembledContext, ContextRequest
+from cleveragents.models.plans import Plan
+from cleveragents_acms.context.policy import ContextView
+from cleveragents_acms.pipeline.tokenizers import get_tokenizer
+
+QUESTION = "How does the plugin host keep a failing plugin from taking the host down?"
+CL100K = get_tokenizer("cl100k")
+
+
+def request(query: str = QUESTION, **fields: Any) -> ContextRequest:
+    return ContextRequest(query=query, **fields)
+
+
+def cost(context: AssembledContext, tokenizer: Any = CL100K) -> int:
+    """What the context costs by the real tokenizer, preamble included."""
+    return sum(tokenizer.count(f.content) for f in context.fragments) + tokenizer.count(
+        context.preamble or ""
+    )
+
+
+@pytest.mark.parametrize("budget", [1, 8, 40, 150, 600, 2500, 8000, 30000])
+def test_never_over_budget(ctx_service: Any, budget: int) -> None:
+    """At every budget, tiny ones included, the real token count stays within it."""
+    context = ctx_service.assemble(request(), project="demo", budget=budget)
+    assert cost(context) <= budget
+    assert context.total_tokens + context.preamble_tokens <= budget
+    assert context.is_within_budget
+    if budget >= 600:
+        assert context.fragments
+
+
+def test_fragments_match_the_files_they_cite(ctx_service: Any, ctx_corpus: Path) -> None:
+    """``path:start-end`` provenance points at exactly the delivered lines (full source)."""
+    context = ctx_service.assemble(request(), project="demo", budget=6000)
+    full = [f for f in context.fragments if f.detail_depth == 9 and f.provenance.start_line]
+    assert full
+    for fragment in full:
+        provenance = fragment.provenance
+        lines = (ctx_corpus / provenance.path).read_text().splitlines()
+        cited = "\n".join(lines[provenance.start_line - 1 : provenance.end_line])
+        assert fragment.content.strip() in cited or cited.strip() == fragment.content.strip()
+        assert provenance.location == f"{provenance.path}:{provenance.start_line}-{provenance.end_line}"
+        assert provenance.source_hash and provenance.indexed_at is not None
+        assert fragment.token_count == CL100K.count(fragment.content)
+
+
+def test_fragments_carry_what_the_stages_read(ctx_service: Any) -> None:
+    """uko_type, is_current, valid_from and parent metadata; resolved depends_on URIs."""
+    source_fragments = ctx_service.assemble(request(), project="demo", budget=8000).fragments
+    assert all(f.metadata["is_current"] == "true" for f in source_fragments)
+    assert all(f.metadata["uko_type"].startswith("uko") for f in source_fragments)
+    assert all("valid_from" in f.metadata for f in source_fragments)
+    assert any(f.metadata.get("parent") for f in source_fragments)
+    depends = [u for f in source_fragments for u in f.metadata.get("depends_on", "").split()]
+    assert depends and all(u.startswith("https://cleveragents.ai/r/") for u in depends)
+
+
+def test_dropped_fragments_are_listed_and_expandable(ctx_service: Any) -> None:
+    """What the budget left out is listed (URI, path, depth, why) and can be rendered."""
+    context = ctx_service.assemble(request(), project="demo", budget=500)
+    assert context.dropped
+    reasons = {d.reason for d in context.dropped}
+    assert reasons & {"over budget at every depth", "re-rendered shallower to fit"}
+    left_out = next(d for d in context.dropped if d.delivered_depth is None)
+    assert left_out.path and left_out.detail_depth == 9
+    expanded = ctx_service.expand(left_out.uko_node, project="demo")
+    assert expanded.uko_node == left_out.uko_node
+    assert expanded.provenance.path == left_out.path
+    assert expanded.detail_depth == 9 and expanded.content.strip()
+    signature = ctx_service.expand(left_out.uko_node, project="demo", depth="SIGNATURES")
+    assert signature.detail_depth <= 4
+    with pytest.raises(NotFoundError):
+        ctx_service.expand(left_out.uko_node + "-missing", project="demo")
+
+
+def test_history_records_each_assembly(ctx_service: Any) -> None:
+    """Each assembly is recorded with its stages, strategies, fragments and dropped list."""
+    outcome = ctx_service.run(request(), project="demo", budget=900)
+    last = ctx_service.history.last("demo")
+    assert last is not None and last.assembly_id == outcome.report.assembly_id
+    assert [s.slot for s in last.stages][0] == "strategy-selector" and len(last.stages) == 10
+    assert last.strategies[0].name == "probe-keyword" and last.strategies[0].tokens > 0
+    assert len(last.fragments) == len(outcome.context.fragments)
+    assert len(last.dropped) == len(outcome.context.dropped)
+    dry = ctx_service.run(request(), project="demo", budget=900, dry_run=True, reuse=False)
+    assert dry.report.dry_run
+    assert ctx_service.history.last("demo").assembly_id == outcome.report.assembly_id
+
+
+def test_bad_input(ctx_service: Any) -> None:
+    """Empty request, budget <= 0, unknown strategy or project, no index: clear errors."""
+    with pytest.raises(ValidationError, match="give a question or --focus"):
+        ctx_service.assemble(ContextRequest(query="  "), project="demo")
+    for budget in (0, -5):
+        with pytest.raises(ValidationError, match="budget"):
+            ctx_service.assemble(request(), project="demo", budget=budget)
+    with pytest.raises(NotFoundError, match=r"unknown strategy 'nope' \(available: .*probe-keyword"):
+        ctx_service.assemble(request(preferred_strategies=("nope",)), project="demo")
+    with pytest.raises(NotFoundError, match="project 'ghost' not found"):
+        ctx_service.assemble(request(), project="ghost")
+    from cleveragents.storage.repositories import ProjectRepository
+
+    with ctx_service.database.session() as session:
+        ProjectRepository(session).create("empty")
+    with pytest.raises(NotFoundError, match=r"run `cleveragents index PATH --project empty`"):
+        ctx_service.assemble(request(), project="empty")
+    with pytest.raises(ValidationError, match="unknown detail level"):
+        ctx_service.assemble(request(depth="NO_SUCH_LEVEL"), project="demo")
+
+
+def test_a_raising_custom_stage_is_replaced_and_reported(ctx_service: Any) -> None:
+    """A project-level scorer that raises is replaced by the default; notes and report say so."""
+    policy = ctx_service.policies.get("demo").with_settings(pipeline={"fragment-scorer": "raising"})
+    ctx_service.policies.save(policy)
+    outcome = ctx_service.run(request(), project="demo", budget=3000)
+    assert outcome.context.fragments
+    assert any("fragment-scorer RaisingScorer raised RuntimeError" in n for n in outcome.context.notes)
+    assert "Warning: fragment-scorer RaisingScorer" in (outcome.context.preamble or "")
+    stage = next(s for s in outcome.report.stages if s.slot == "fragment-scorer")
+    assert (stage.component, stage.scope, stage.replaced) == ("RaisingScorer", "project", True)
+    assert cost(outcome.context) <= 3000
+
+
+def test_policy_views_scope_the_assembly(ctx_service: Any) -> None:
+    """Path exclusions remove files; a phase inherits the nearest view set above it."""
+    base = ctx_service.assemble(request(), project="demo", budget=8000)
+    assert any(f.provenance.path.startswith("cleveragents/testing/") for f in base.fragments)
+    policy = ctx_service.policies.get("demo").with_view(
+        "execute", ContextView(exclude_paths=("cleveragents/testing/",))
+    )
+    ctx_service.policies.save(policy)
+    for phase in ("execute", "apply"):  # apply inherits execute's view
+        context = ctx_service.assemble(request(), project="demo", budget=8000, phase=phase)
+        assert context.fragments
+        assert not any(f.provenance.path.startswith("cleveragents/testing/") for f in context.fragments)
+    unchanged = ctx_service.assemble(request(), project="demo", budget=8000, phase="strategize")
+    assert any(f.provenance.path.startswith("cleveragents/testing/") for f in unchanged.fragments)
+    only = ContextView(include_paths=("cleveragents/plugins.py",), exclude_paths=("*.py",))
+    ctx_service.policies.save(policy.with_view("default", only))
+    empty = ctx_service.assemble(request(), project="demo", budget=8000)
+    assert empty.fragments == ()  # exclusions beat inclusions
+
+
+def test_max_total_size_is_enforced(ctx_service: Any) -> None:
+    """The view's max_total_size (bytes) caps the delivered text; the rest is listed as dropped."""
+    ctx_service.policies.save(
+        ctx_service.policies.get("demo").with_view("default", ContextView(max_total_size=1500))
+    )
+    context = ctx_service.assemble(request(), project="demo", budget=8000)
+    assert sum(len(f.content.encode()) for f in context.fragments) <= 1500
+    assert any("max_total_size" in d.reason for d in context.dropped)
+    assert cost(context) <= 8000
+
+
+def test_budget_from_the_model(ctx_service: Any) -> None:
+    """Without a budget, the model's window minus the response reserve and tool definitions."""
+    outcome = ctx_service.run(request(), project="demo", model="gpt-4o")
+    breakdown = outcome.budget
+    assert breakdown.source == "model" and breakdown.context_window == 128_000
+    assert breakdown.response_reserve == 4096 and breakdown.tool_definitions > 0
+    assert breakdown.budget == 128_000 - 4096 - breakdown.tool_definitions
+    assert outcome.report.tokenizer == "o200k"
+    assert cost(outcome.context, get_tokenizer("o200k")) <= breakdown.budget
+    unknown = ctx_service.run(request(), project="demo", model="my-local-model")
+    assert unknown.budget.budget == 8000
+    assert any("unknown" in n for n in unknown.context.notes)
+
+
+def test_reassembly_only_past_the_refresh_threshold(ctx_service: Any) -> None:
+    """A budget within 30% reuses the last assembly (if it fits); beyond that it re-assembles."""
+    first = ctx_service.run(request(), project="demo", budget=4000)
+    close = ctx_service.run(request(), project="demo", budget=4600)
+    assert close.report.cached and close.context.fragments == first.context.fragments
+    assert close.context.budget.available_tokens == 4600
+    used = first.context.total_tokens + first.context.preamble_tokens
+    tighter = ctx_service.run(request(), project="demo", budget=used - 1)  # within 30%, no fit
+    assert not tighter.report.cached and cost(tighter.context) < used
+    far = ctx_service.run(request(), project="demo", budget=1500)
+    assert not far.report.cached
+    assert cost(far.context) <= 1500
+    assert ctx_service.adaptive.reuses == 1
+
+
+def test_child_plan_inherits_a_skeleton(ctx_service: Any) -> None:
+    """A child plan gets its parent's context as a depth 0-1 skeleton within its budget."""
+    parent = Plan(title="parent", project_names=("demo",))
+    ctx_service.assemble(request(), project="demo", budget=4000, plan=parent)
+    child = Plan(title="child", project_names=("demo",), parent_plan_id=parent.plan_id)
+    context = ctx_service.assemble(
+        request("registry resolve component by name"), project="demo", budget=3000, plan=child
+    )
+    skeleton = [f for f in context.fragments if f.metadata.get("skeleton") == "true"]
+    assert skeleton and all(f.detail_depth <= 1 for f in skeleton)
+    assert sum(f.token_count for f in skeleton) <= int(3000 * 0.15)
+    assert cost(context) <= 3000
+
+
+def _small_repo(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "billing.py").write_text(
+        '"""Billing."""\n\n\ndef compute_invoice_total(items):\n'
+        '    """Sum the invoice items."""\n    return sum(items)\n\n\n'
+        "def refund_invoice(invoice):\n    return -invoice\n"
+    )
+    return root
+
+
+def _index(service: Any, root: Path, project: str) -> None:
+    """Register ``root`` as a resource of a new ``project`` and index it."""
+    from cleveragents.models.resources import Resource
+    from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
+    from cleveragents_acms.indexing.service import RepoIndexingService
+
+    resource = Resource(name=project, resource_type_name="filesystem/directory", location=str(root))
+    with service.database.session() as session:
+        ProjectRepository(session).create(project)
+        ResourceRepository(session).add(resource)
+        ResourceRepository(session).link_to_project(project, resource.resource_id)
+    indexer = RepoIndexingService(service.database, service.registry, service.config, workers=1)
+    indexer.index_resource(resource.resource_id, root, project=project)
+
+
+def test_changed_files_are_rerendered_or_flagged(ctx_service: Any, tmp_path: Path) -> None:
+    """Edited after indexing: the current text is delivered, or the fragment is flagged stale."""
+    root = _small_repo(tmp_path / "billing")
+    _index(ctx_service, root, "billing")
+    target = root / "pkg" / "billing.py"
+    target.write_text(target.read_text().replace("return sum(items)", "return sum(items) * 2  # v2"))
+    context = ctx_service.assemble(request("compute invoice total"), project="billing", budget=2000)
+    fragment = next(f for f in context.fragments if f.uko_node.endswith("#compute_invoice_total"))
+    assert "* 2  # v2" in fragment.content and fragment.metadata.get("refreshed") == "true"
+    assert any("re-rendered from disk" in n for n in context.notes)
+
+    ctx_service.policies.save(ctx_service.policies.get("billing").with_settings(auto_refresh=False))
+    flagged = ctx_service.assemble(request("compute invoice total"), project="billing", budget=2000)
+    stale = next(f for f in flagged.fragments if f.uko_node.endswith("#compute_invoice_total"))
+    assert stale.metadata.get("stale") == "true" and "* 2" not in stale.content
+    assert any("stale" in n for n in flagged.notes)
+
+    shutil.rmtree(root / "pkg")
+    gone = ctx_service.assemble(request("compute invoice total"), project="billing", budget=2000)
+    assert gone.fragments and all(f.metadata.get("stale") == "true" for f in gone.fragments)
+    assert any("no longer exists" in n for n in gone.notes)

@@ -1,0 +1,550 @@
+"""The built-in strategies on a real index: the kernel's own sources, copied and indexed.
+
+Each strategy must find the code a realistic question is about, stay within
+its budget and its scope, honour the request's depth and focus, and the
+selector must degrade along the fallback path when backends are missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import cleveragents
+from cleveragents import assembly
+from cleveragents.assembly import AssemblyServices
+from cleveragents.config import load_config
+from cleveragents.models.context import (
+    AssembledContext,
+    ContextFragment,
+    ContextRequest,
+    TemporalScope,
+)
+from cleveragents.models.plans import Decision
+from cleveragents.models.uko import node_uri
+from cleveragents.plugins import PluginHost
+from cleveragents.protocols.backends import BackendSet
+from cleveragents.storage.database import Database
+from cleveragents.testing.memory import InMemoryVectorBackend
+from cleveragents_acms.backends.scoped import make_backend_set
+from cleveragents_acms.context.nodes import NodeRenderer, NodeStoreSource
+from cleveragents_acms.indexing.project_index import ProjectIndex
+from cleveragents_acms.indexing.service import RepoIndexingService
+from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
+from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
+from cleveragents_acms.pipeline.tokenizers import get_tokenizer
+from cleveragents_acms.strategies.arce import ArceStrategy
+from cleveragents_acms.strategies.keyword import SimpleKeywordStrategy
+from cleveragents_acms.strategies.navigator import BreadthDepthNavigatorStrategy
+from cleveragents_acms.strategies.plan_decisions import (
+    PlanDecisionContextStrategy,
+    publish_plan_context,
+)
+from cleveragents_acms.strategies.query import analyze
+from cleveragents_acms.strategies.ranking import (
+    personalized_pagerank,
+    reciprocal_rank_fusion,
+)
+from cleveragents_acms.strategies.semantic import (
+    SemanticEmbeddingStrategy,
+    choose_embedder,
+    set_embedder_provider,
+)
+from cleveragents_acms.strategies.temporal import TemporalArchaeologyStrategy
+
+CORE_SOURCES = Path(cleveragents.__file__).parent
+RESOURCE_A = "01JA0000000000000000000000"
+RESOURCE_B = "01JB0000000000000000000000"
+CL100K = get_tokenizer("cl100k")
+PLUGIN_QUESTION = "why does a plugin that raises at import not crash the host?"
+TRACEBACK_QUESTION = """Loading a component fails with an unhelpful error
+
+Traceback (most recent call last):
+  File "/home/me/app.py", line 3, in <module>
+    registry.strategies["mine"]
+  File "/usr/lib/python3.11/site-packages/cleveragents/registry.py", line 101, in resolve
+    component = import_reference(str(self.target))
+cleveragents.errors.PluginError: plugin 'mine': strategy 'mine' could not be loaded
+"""
+#: A second resource: it talks about plugins a lot, and must never leak into resource A's scope.
+DECOY = '''"""Plugin crash handling for the decoy application."""
+
+
+def plugin_crash_guard(plugin, host):
+    """Keep the host alive when a plugin raises at import: the plugin import crash guard."""
+    try:
+        return plugin.load(host)
+    except ImportError:
+        return None
+'''
+
+
+@dataclasses.dataclass
+class Corpus:
+    index: ProjectIndex
+    source: NodeStoreSource
+
+    def backends(
+        self, scope: Sequence[str] = (RESOURCE_A,), *, text: bool = True, graph: bool = True
+    ) -> BackendSet:
+        plain = make_backend_set(
+            self.index.text if text else None,
+            None,
+            self.index.graph if graph else None,
+            scope,
+        )
+        source = NodeStoreSource(self.index.nodes, scope, tokenizer=CL100K)
+        return dataclasses.replace(plain, nodes=source)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    """The kernel's sources as resource A and a decoy as resource B, in one project."""
+    base = tmp_path_factory.mktemp("strategies")
+    root = base / "repo"
+    shutil.copytree(
+        CORE_SOURCES, root / "cleveragents", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    decoy = base / "decoy"
+    decoy.mkdir()
+    (decoy / "guard.py").write_text(DECOY)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLEVERAGENTS_HOME", str(base / "home"))
+        host = PluginHost.load(env={})
+        config = load_config(cwd=base, env={})
+        database = Database.for_sqlite_file(base / "home" / "cleveragents.db")
+        service = RepoIndexingService(database, host.registry, config, workers=2)
+        service.index_resource(RESOURCE_A, root, project="demo")
+        service.index_resource(RESOURCE_B, decoy, project="demo")
+        index = ProjectIndex.open("demo", host.registry, config, create=False)
+        source = NodeStoreSource(index.nodes, {RESOURCE_A}, tokenizer=CL100K)
+        yield Corpus(index, source)
+        index.close()
+        database.dispose()
+
+
+def run(
+    strategy: Any,
+    request: ContextRequest,
+    backends: BackendSet,
+    budget: int = 4000,
+    plan_context: object = None,
+) -> list[ContextFragment]:
+    with assembly.use(AssemblyServices(tokenizer=CL100K)):
+        fragments = strategy.assemble(request, backends, budget, plan_context)
+    assert sum(f.token_count for f in fragments) <= budget
+    assert all(0.0 <= f.relevance_score <= 1.0 for f in fragments)
+    return fragments
+
+
+def uri(path: str, qualname: str = "") -> str:
+    return node_uri(RESOURCE_A, path, qualname)
+
+
+def by_relevance(fragments: list[ContextFragment]) -> list[ContextFragment]:
+    return sorted(fragments, key=lambda f: -f.relevance_score)
+
+
+def files_in_order(fragments: list[ContextFragment]) -> list[str]:
+    return list(dict.fromkeys(f.provenance.path for f in by_relevance(fragments)))
+
+
+LOAD_ONE = uri("cleveragents/plugins.py", "PluginHost._load_one")
+RESOLVE = uri("cleveragents/registry.py", "Registration.resolve")
+
+
+# -- query analysis and ranking primitives -----------------------------------------------
+
+
+def test_analysis_keeps_code_and_drops_boilerplate() -> None:
+    """Names, dotted names, paths, frames, errors and messages are kept; template words go."""
+    analysis = analyze(
+        "### Description\nCalling `Registry.resolve` on a PluginHost fails.\n"
+        "### Expected behavior\nIt should work.\n" + TRACEBACK_QUESTION
+    )
+    assert {"Registry.resolve", "PluginHost", "resolve"} <= set(analysis.identifiers)
+    assert "cleveragents/registry.py" in analysis.paths
+    assert analysis.trace_functions == ["resolve"]
+    assert "PluginError" in analysis.errors
+    assert any("could not be loaded" in m for m in analysis.messages)
+    assert not {"description", "expected", "behavior", "should"} & set(analysis.keywords)
+    assert all(len(q.text.split()) <= 28 for q in analysis.text_queries())
+
+
+def test_analysis_ignores_the_environment_report() -> None:
+    """Version listings at the end of an issue are not evidence."""
+    analysis = analyze(
+        "QDP reader fails on lower case commands\n\nDetails here.\n\n"
+        "### Versions\nPython 3.10.9 (main, Dec 7 2022)\nnumpy 1.24.1\nscipy 1.10.0\n"
+    )
+    assert "numpy" not in analysis.keywords and "scipy" not in analysis.keywords
+    assert "qdp" in analysis.keywords
+
+
+def test_personalized_pagerank_stays_near_the_focus() -> None:
+    """Rank concentrates on the personalised node and its neighbours; the total is 1."""
+    edges = {"a": {"b": 1.0}, "b": {"c": 1.0}, "c": {"d": 1.0}, "x": {"y": 1.0}, "y": {"x": 1.0}}
+    rank = personalized_pagerank(edges, {"a": 1.0})
+    assert rank["a"] > rank["b"] > rank["c"] > rank["d"]
+    assert rank.get("x", 0.0) == pytest.approx(0.0) and rank.get("y", 0.0) == pytest.approx(0.0)
+    assert sum(rank.values()) == pytest.approx(1.0)
+    assert personalized_pagerank(edges, {}) == {}
+
+
+def test_reciprocal_rank_fusion_rewards_agreement() -> None:
+    """An item ranked well by two lists beats one ranked first by a single list."""
+    fused = reciprocal_rank_fusion([(["a", "b"], 0.5), (["c", "b"], 0.5)], k=10)
+    assert max(fused, key=fused.__getitem__) == "b"
+    assert reciprocal_rank_fusion([(["a"], 0.0)]) == {}
+
+
+# -- simple-keyword ------------------------------------------------------------------------
+
+
+def test_keyword_finds_the_plugin_loader(corpus: Corpus) -> None:
+    """Identifier-aware search reaches the plugin host for a plain-English question."""
+    fragments = run(SimpleKeywordStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends())
+    assert "cleveragents/plugins.py" in files_in_order(fragments)[:3]
+    exact = run(
+        SimpleKeywordStrategy(),
+        ContextRequest(query="what does `_load_one` do?"),
+        corpus.backends(),
+    )
+    assert by_relevance(exact)[0].uko_node == LOAD_ONE
+    assert by_relevance(exact)[0].detail_depth == 9
+
+
+def test_keyword_honours_a_named_depth(corpus: Corpus) -> None:
+    """A request naming a level gets nothing deeper than that level."""
+    request = ContextRequest(query=PLUGIN_QUESTION, depth="SIGNATURES")
+    fragments = run(SimpleKeywordStrategy(), request, corpus.backends())
+    assert fragments and all(f.detail_depth <= 4 for f in fragments)
+
+
+# -- breadth-depth-navigator -------------------------------------------------------------------
+
+
+def test_navigator_applies_the_depth_gradient_around_a_focus(corpus: Corpus) -> None:
+    """The focus in full, its neighbours shallower, each hop recorded as focus_distance."""
+    request = ContextRequest(focus=("cleveragents/plugins.py#PluginHost._load_one",), breadth=2)
+    fragments = run(BreadthDepthNavigatorStrategy(), request, corpus.backends(), 6000)
+    by_node = {f.uko_node: f for f in fragments}
+    focus = by_node[LOAD_ONE]
+    assert (focus.detail_depth, focus.metadata["focus_distance"]) == (9, "0")
+    assert focus.relevance_score == max(f.relevance_score for f in fragments)
+    neighbours = [f for f in fragments if f.metadata.get("focus_distance") == "1"]
+    assert neighbours and all(f.detail_depth <= 6 for f in neighbours)
+    assert uri("cleveragents/plugins.py", "PluginRecord.fail") in by_node
+    assert max(int(f.metadata["focus_distance"]) for f in fragments) <= 2
+
+
+def test_navigator_focus_forms(corpus: Corpus) -> None:
+    """A URI, a path with a line, a dotted name and a plain name all resolve."""
+    strategy = BreadthDepthNavigatorStrategy()
+    for item in (
+        LOAD_ONE,
+        "cleveragents/plugins.py:200",
+        "cleveragents.plugins.PluginHost._load_one",
+        "_load_one",
+    ):
+        fragments = run(strategy, ContextRequest(focus=(item,), breadth=1), corpus.backends())
+        assert LOAD_ONE in {f.uko_node for f in fragments if f.metadata["focus_distance"] == "0"}
+    unknown = run(strategy, ContextRequest(focus=("no/such/file.py",)), corpus.backends())
+    assert unknown == []
+
+
+def test_navigator_without_focus_seeds_from_the_question(corpus: Corpus) -> None:
+    """No focus: the question's text hits and named nodes seed the walk."""
+    request = ContextRequest(query="How does Registration.resolve report a broken plugin?")
+    fragments = run(BreadthDepthNavigatorStrategy(), request, corpus.backends())
+    assert RESOLVE in {f.uko_node for f in by_relevance(fragments)[:5]}
+    ordered = [f for f in fragments if f.metadata.get("depends_on")]
+    assert all(
+        set(f.metadata["depends_on"].split()) <= {g.uko_node for g in fragments} for f in ordered
+    )
+
+
+def test_navigator_breadth_is_capped_by_max_hops(corpus: Corpus) -> None:
+    """``max-hops`` bounds ``request.breadth``."""
+    request = ContextRequest(focus=(LOAD_ONE,), breadth=10, depth=0)
+    fragments = run(BreadthDepthNavigatorStrategy(max_hops=1), request, corpus.backends(), 20000)
+    assert {f.metadata["focus_distance"] for f in fragments} <= {"0", "1"}
+
+
+# -- arce ------------------------------------------------------------------------------------
+
+
+def test_arce_delivers_the_loader_for_the_plugin_question(corpus: Corpus) -> None:
+    """The file that must change ranks first and the function in question is there in full."""
+    fragments = run(ArceStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends())
+    assert files_in_order(fragments)[0] == "cleveragents/plugins.py"
+    loader = {f.uko_node: f for f in fragments}[LOAD_ONE]
+    assert loader.detail_depth == 9 and "def _load_one" in loader.content
+
+
+def test_arce_follows_a_traceback(corpus: Corpus) -> None:
+    """Paths and frames of a traceback lead to the failing method."""
+    fragments = run(ArceStrategy(), ContextRequest(query=TRACEBACK_QUESTION), corpus.backends())
+    assert files_in_order(fragments)[0] == "cleveragents/registry.py"
+    resolve = {f.uko_node: f for f in fragments}[RESOLVE]
+    assert resolve.detail_depth == 9 and "import_reference" in resolve.content
+
+
+def test_arce_is_file_aware(corpus: Corpus) -> None:
+    """Fragments of the best file rank above all others and come with focus_distance 0."""
+    fragments = run(ArceStrategy(), ContextRequest(query=TRACEBACK_QUESTION), corpus.backends())
+    best = files_in_order(fragments)[0]
+    top = [f for f in fragments if f.provenance.path == best]
+    rest = [f for f in fragments if f.provenance.path != best]
+    assert max(f.relevance_score for f in top) > max((f.relevance_score for f in rest), default=0)
+    assert {f.metadata["focus_distance"] for f in top} == {"0"}
+
+
+@pytest.mark.parametrize("budget", [1, 30, 500, 3000, 12000])
+def test_arce_never_exceeds_its_budget(corpus: Corpus, budget: int) -> None:
+    """Every budget is respected, and a tiny one yields nothing rather than too much."""
+    fragments = run(ArceStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends(), budget)
+    if budget >= 3000:
+        assert len(fragments) > 2
+
+
+def test_arce_uses_the_vector_channel_when_present(corpus: Corpus) -> None:
+    """With a vector backend and an embedder, its hits join the fusion."""
+    embedder = WordEmbedder()
+    vector = InMemoryVectorBackend()
+    loader = corpus.source.nodes([LOAD_ONE])[LOAD_ONE]
+    metadata = {"resource_id": RESOURCE_A, "path": loader.path}
+    vector.index_embedding("demo", LOAD_ONE, embedder.embed(["plugin fails crash"])[0], metadata)
+    backends = dataclasses.replace(
+        corpus.backends(), vector=make_backend_set(None, vector, None, [RESOURCE_A]).vector
+    )
+    fragments = run(ArceStrategy(embedder=embedder), ContextRequest(query="plugin fails crash"), backends)
+    assert LOAD_ONE in {f.uko_node for f in fragments}
+
+
+# -- semantic-embedding ----------------------------------------------------------------------
+
+
+class WordEmbedder:
+    """A tiny bag-of-words embedder for tests (L2-normalised, 64 dimensions)."""
+
+    name = "words"
+    dimension = 64
+    preference = 1
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from cleveragents.testing.conformance.strategies import hashed_embedding
+
+        return [hashed_embedding(text, self.dimension) for text in texts]
+
+
+def test_semantic_needs_a_vector_backend_and_an_embedder(corpus: Corpus) -> None:
+    """Without either it declines; the provider hook supplies the embedder."""
+    request = ContextRequest(query=PLUGIN_QUESTION)
+    vector = InMemoryVectorBackend()
+    for node in corpus.source.nodes([LOAD_ONE, RESOLVE]).values():
+        text = node.rendering(4)
+        metadata = {"resource_id": RESOURCE_A, "path": node.path}
+        vector.index_embedding("demo", node.uri, WordEmbedder().embed([text])[0], metadata)
+    backends = dataclasses.replace(
+        corpus.backends(), vector=make_backend_set(None, vector, None, [RESOURCE_A]).vector
+    )
+    strategy = SemanticEmbeddingStrategy()
+    assert strategy.can_handle(request, corpus.backends()) == 0.0
+    assert strategy.can_handle(request, backends) == 0.0  # no embedder yet
+    set_embedder_provider(lambda: choose_embedder({"words": WordEmbedder()}, "auto"))
+    try:
+        assert strategy.can_handle(request, backends) > 0.0
+        fragments = run(strategy, ContextRequest(query="load one plugin record"), backends)
+        assert {f.uko_node for f in fragments} <= {LOAD_ONE, RESOLVE} and fragments
+    finally:
+        set_embedder_provider(None)
+
+
+def test_choose_embedder_prefers_the_best_registered() -> None:
+    """``auto`` takes the highest preference; a name picks exactly that one."""
+    low, high = WordEmbedder(), WordEmbedder()
+    high.preference = 50  # type: ignore[misc]
+    assert choose_embedder({"low": low, "high": high}) is high
+    assert choose_embedder({"low": low, "high": high}, "low") is low
+    assert choose_embedder({}, "auto") is None
+
+
+# -- scope and fallback ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [SimpleKeywordStrategy(), BreadthDepthNavigatorStrategy(), ArceStrategy()],
+    ids=lambda s: s.name,
+)
+def test_strategies_never_leave_their_scope(corpus: Corpus, strategy: Any) -> None:
+    """Resource B matches the question best, yet scope A never sees it (and B sees only B)."""
+    request = ContextRequest(query="plugin crash guard when a plugin raises at import")
+    for scope in ([RESOURCE_A], [RESOURCE_B]):
+        fragments = run(strategy, request, corpus.backends(scope))
+        assert fragments
+        assert {f.provenance.resource_id for f in fragments} == set(scope)
+
+
+def test_the_selector_falls_back_along_the_chain(corpus: Corpus) -> None:
+    """arce -> navigator -> keyword as backends disappear, and the notes say so."""
+    strategies = [
+        ArceStrategy(),
+        BreadthDepthNavigatorStrategy(),
+        SemanticEmbeddingStrategy(),
+        SimpleKeywordStrategy(),
+        TemporalArchaeologyStrategy(),
+        PlanDecisionContextStrategy(),
+    ]
+    request = ContextRequest(query=PLUGIN_QUESTION, preferred_strategies=("arce",))
+    selector = ConfidenceWeightedSelector()
+
+    def select(backends: BackendSet) -> tuple[list[str], list[str]]:
+        services = AssemblyServices(tokenizer=CL100K)
+        with assembly.use(services):
+            chosen = selector.select(strategies, request, backends)
+        return [s.name for s, _ in chosen], services.notes
+
+    names, _ = select(corpus.backends())
+    assert names[0] == "arce" and "breadth-depth-navigator" in names
+    assert "semantic-embedding" not in names  # no vector backend
+    names, notes = select(corpus.backends(graph=False))
+    assert names == ["simple-keyword"]
+    assert any("arce needs graph; falling back to simple-keyword" in n for n in notes)
+    names, _ = select(corpus.backends(text=False))
+    assert names == ["breadth-depth-navigator"]
+    names, _ = select(BackendSet(scope=frozenset({RESOURCE_A})))
+    assert names == []
+
+
+def test_a_full_assembly_with_every_strategy(corpus: Corpus) -> None:
+    """Through the ten stages: within budget, arce first, the loader in the context."""
+    backends = corpus.backends()
+    strategies = [
+        ArceStrategy(),
+        BreadthDepthNavigatorStrategy(),
+        SimpleKeywordStrategy(),
+        TemporalArchaeologyStrategy(),
+    ]
+    pipeline = ContextAssemblyPipeline(
+        strategies=strategies, tokenizer=CL100K, renderer=NodeRenderer(backends.nodes)  # type: ignore[arg-type]
+    )
+    request = ContextRequest(query=PLUGIN_QUESTION, preferred_strategies=("arce",))
+    started = time.perf_counter()
+    context: AssembledContext = pipeline.assemble(request, backends, 8000)
+    assert time.perf_counter() - started < 20
+    assert context.is_within_budget
+    assert context.strategies_used[0] == "arce"
+    assert LOAD_ONE in {f.uko_node for f in context.fragments}
+
+
+# -- temporal-archaeology --------------------------------------------------------------------
+
+
+def test_temporal_declines_current_questions(corpus: Corpus) -> None:
+    """A current-scope request without history words is not its business."""
+    strategy = TemporalArchaeologyStrategy()
+    assert strategy.can_handle(ContextRequest(query=PLUGIN_QUESTION), corpus.backends()) == 0.0
+    asked = ContextRequest(query="what changed in the plugin loader?")
+    assert strategy.can_handle(asked, corpus.backends()) > 0.0
+    recent = ContextRequest(query=PLUGIN_QUESTION, temporal=TemporalScope.RECENT)
+    assert strategy.can_handle(recent, corpus.backends()) > 0.0
+    assert strategy.can_handle(recent, corpus.backends(graph=False)) == 0.0
+
+
+def test_temporal_delivers_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit and a refresh, the retired version comes back as a diff."""
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    root = tmp_path / "app"
+    root.mkdir()
+    source = root / "billing.py"
+    source.write_text(
+        "def total(items):\n    return sum(i.price for i in items)\n\n\n"
+        "def gone():\n    return 1\n"
+    )
+    host = PluginHost.load(env={})
+    config = load_config(cwd=tmp_path, env={})
+    database = Database.for_sqlite_file(tmp_path / "home" / "cleveragents.db")
+    service = RepoIndexingService(database, host.registry, config, workers=1)
+    service.index_resource(RESOURCE_A, root, project="shop")
+    source.write_text(
+        "def total(items):\n    return sum(i.price * i.quantity for i in items)\n"
+    )
+    service.refresh_index(RESOURCE_A, root)
+    index = ProjectIndex.open("shop", host.registry, config, create=False)
+    try:
+        backends = dataclasses.replace(
+            make_backend_set(index.text, None, index.graph, [RESOURCE_A]),
+            nodes=NodeStoreSource(index.nodes, [RESOURCE_A], tokenizer=CL100K),
+        )
+        request = ContextRequest(query="what changed in total?", temporal=TemporalScope.RECENT)
+        fragments = run(TemporalArchaeologyStrategy(), request, backends)
+        changes = {f.metadata["revision_of"]: f for f in fragments}
+        total = changes[node_uri(RESOURCE_A, "billing.py", "total")]
+        assert "-    return sum(i.price for i in items)" in total.content
+        assert "+    return sum(i.price * i.quantity for i in items)" in total.content
+        assert total.metadata["is_current"] == "false" and total.uko_node.startswith(
+            node_uri(RESOURCE_A, "billing.py", "total") + "@"
+        )
+        removed = changes[node_uri(RESOURCE_A, "billing.py", "gone")]
+        assert removed.metadata["change"] == "removed" and "def gone" in removed.content
+        outside = run(TemporalArchaeologyStrategy(), request, dataclasses.replace(
+            backends, scope=frozenset({RESOURCE_B}),
+            nodes=NodeStoreSource(index.nodes, [RESOURCE_B], tokenizer=CL100K),
+        ))
+        assert outside == []
+    finally:
+        index.close()
+        database.dispose()
+
+
+# -- plan-decision-context -------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class PlanContext:
+    plan_id: str
+    decisions: list[Any]
+    parent: PlanContext | None = None
+    parent_context: AssembledContext | None = None
+
+
+def test_plan_decisions_walk_the_hierarchy() -> None:
+    """Own decisions first, ancestors after, superseded ones last; none without a plan."""
+    grandparent = PlanContext(
+        "plan-root",
+        [Decision(decision_id="d1", plan_id="plan-root", decision_type="architecture",
+                  summary="Use async patterns for all auth operations")],
+    )
+    parent = PlanContext(
+        "plan-auth",
+        [
+            Decision(decision_id="d2", plan_id="plan-auth", decision_type="compat",
+                     summary="Keep sync callers working", superseded_by="d3"),
+            {"decision_id": "d3", "plan_id": "plan-auth", "decision_type": "compat",
+             "summary": "Offer a sync wrapper for auth callers", "rationale": "old clients"},
+        ],
+        parent=grandparent,
+    )
+    child = PlanContext("plan-token", [], parent=parent)
+    strategy = PlanDecisionContextStrategy()
+    request = ContextRequest(query="how should the auth token refresh be written?")
+    empty = BackendSet(scope=frozenset({RESOURCE_A}))
+    assert strategy.can_handle(request, empty) == 0.0
+    with publish_plan_context(child):
+        assert strategy.can_handle(request, empty) > 0.0
+    fragments = run(strategy, request, empty, 1000, child)
+    order = [f.uko_node.rsplit(":", 1)[1] for f in by_relevance(fragments)]
+    assert order == ["d3", "d1", "d2"]
+    assert all(f.uko_node.startswith("urn:cleveragents:decision:") for f in fragments)
+    assert "Superseded by decision d3" in {f.uko_node: f for f in fragments}[
+        "urn:cleveragents:decision:d2"].content
+    assert run(strategy, request, empty, 1000, None) == []
+    assert sum(f.token_count for f in run(strategy, request, empty, 25, child)) <= 25
