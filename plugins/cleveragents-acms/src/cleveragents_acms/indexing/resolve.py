@@ -32,7 +32,7 @@ def symbol_keys(node: UKONode) -> set[str]:
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     """The short names of every ``symbol:`` target: what to look up among stored nodes."""
     return {
-        target[len(_PREFIX):].rsplit(".", 1)[-1]
+        target[len(_PREFIX) :].rsplit(".", 1)[-1]
         for node in nodes
         for _, target in node.edges
         if target.startswith(_PREFIX)
@@ -54,7 +54,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
-            candidates = table.get(target[len(_PREFIX):])
+            candidates = table.get(target[len(_PREFIX) :])
             if candidates and len(candidates) == 1:
                 (uri,) = candidates
                 if uri != node.uri:

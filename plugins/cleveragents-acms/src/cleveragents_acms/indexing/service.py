@@ -38,6 +38,9 @@ from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo
 
 __all__ = ["Progress", "RepoIndexingService"]
 
+#: Nodes per graph write.
+_GRAPH_BATCH = 5000
+
 #: ``progress(done, total, path)`` is called after each analysed file.
 Progress = Callable[[int, int, str], None]
 
@@ -371,8 +374,11 @@ class RepoIndexingService:
             for a in changed:
                 run.errors.extend((a.relative, e) for e in a.result.errors)
             changed_paths = {a.relative for a in changed}
-            stored = [n for n in index.nodes.nodes_named([resource_id], wanted_names(new_nodes))
-                      if n.path not in changed_paths]
+            stored = [
+                n
+                for n in index.nodes.nodes_named([resource_id], wanted_names(new_nodes))
+                if n.path not in changed_paths
+            ]
             resolve_edges(new_nodes, stored)
             inserts, revised_uris = [], []
             new_uris = set()
@@ -404,7 +410,13 @@ class RepoIndexingService:
                         valid_until=_parse(valid_from),
                         successor_uris=set(revised_uris),
                     )
-                index.graph.add_nodes([n for n, _, _ in inserts], valid_from=_parse(valid_from))
+                # Batches keep the N-Quads text of one call small (a 10k-file run has
+                # millions of quads).
+                versions = [n for n, _, _ in inserts]
+                for start in range(0, len(versions), _GRAPH_BATCH):
+                    index.graph.add_nodes(
+                        versions[start : start + _GRAPH_BATCH], valid_from=_parse(valid_from)
+                    )
             if index.text is not None:
                 index.text.commit()
             index.nodes.commit()

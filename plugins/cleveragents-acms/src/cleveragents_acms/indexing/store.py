@@ -258,7 +258,7 @@ class NodeStore:
         ids, wanted = list(resource_ids), sorted(set(names))
         found: list[UKONode] = []
         for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
+            chunk = wanted[start : start + 500]
             rows = self._db.execute(
                 "SELECT uri, name, qualname, path, uko_type, start_line, end_line, resource_id, "
                 "properties FROM nodes WHERE is_current = 1 "
@@ -267,12 +267,19 @@ class NodeStore:
                 (*ids, *chunk),
             )
             for row in rows:
-                found.append(UKONode(
-                    uri=row["uri"], uko_type=row["uko_type"], name=row["name"], path=row["path"],
-                    start_line=row["start_line"], end_line=row["end_line"],
-                    resource_id=row["resource_id"], qualname=row["qualname"],
-                    properties=json.loads(row["properties"]),
-                ))
+                found.append(
+                    UKONode(
+                        uri=row["uri"],
+                        uko_type=row["uko_type"],
+                        name=row["name"],
+                        path=row["path"],
+                        start_line=row["start_line"],
+                        end_line=row["end_line"],
+                        resource_id=row["resource_id"],
+                        qualname=row["qualname"],
+                        properties=json.loads(row["properties"]),
+                    )
+                )
         return found
 
     def count(self, resource_id: str | None = None, *, current_only: bool = True) -> int:
@@ -284,4 +291,3 @@ class NodeStore:
             args.append(resource_id)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         return int(self._db.execute(f"SELECT count(*) FROM nodes{clause}", args).fetchone()[0])
-

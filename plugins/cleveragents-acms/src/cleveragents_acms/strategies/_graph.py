@@ -264,6 +264,16 @@ class GraphView:
             out[path] = found
         return out
 
+    def former_children(self, uri: str, *, versions: int = 3) -> list[str]:
+        """Nodes that earlier versions of ``uri`` contained and the current one does not."""
+        current = set(self.children([uri]).get(uri, []))
+        former: list[str] = []
+        for revision in self.revisions(uri)[:versions]:
+            for _, predicate, child in self._triples(revision):
+                if predicate == CONTAINS and child not in current and child not in former:
+                    former.append(child)
+        return former
+
     def revisions(self, uri: str) -> list[str]:
         """Revision IRIs of ``uri``'s earlier versions, newest first."""
         chain: list[str] = []

@@ -159,11 +159,14 @@ def query_seeds(
             if hits is not None:
                 hits.setdefault(hit.uri, hit)
     names = analysis.top_identifiers(6)
-    if names:
-        simple = {n.rsplit(".", 1)[-1] for n in names}
-        for matches in view.by_name(sorted(simple), limit=5).values():
-            for uri in matches:
-                add(uri, 0.8 / max(1, len(matches)) ** 0.5)
+    simple = {n.rsplit(".", 1)[-1] for n in names}
+    words = [w for w in analysis.top_keywords(4) if w not in simple]
+    found = view.by_name([*names, *sorted(simple), *words], limit=8)
+    for name, matches in found.items():
+        # an exact qualified name is strong evidence, a bare name less, a prose word little
+        weight = 1.0 if name in names else 0.6 if name in simple else 0.3
+        for uri in matches:
+            add(uri, weight / max(1, len(matches)) ** 0.5)
     mentioned = list(analysis.paths[:6])
     for module in analysis.modules[:3]:
         mentioned.extend(module_paths(module)[:2])
@@ -208,7 +211,7 @@ class BreadthDepthNavigatorStrategy:
             return 0.0
         if backends.text is not None:
             return 0.6
-        return 0.4 if analysis.identifiers or analysis.paths else 0.0
+        return 0.4 if analysis.identifiers or analysis.paths else 0.3
 
     def assemble(
         self,
@@ -237,9 +240,10 @@ class BreadthDepthNavigatorStrategy:
             for uri in hood.distance:
                 if _simple_name(uri).lower() in mentioned:
                     personal[uri] = personal.get(uri, 0.0) + 0.5
-        rank = normalise(personalized_pagerank(hood.edges, personal))
-        for seed, weight in seeds.items():  # isolated seeds still count
-            rank[seed] = max(rank.get(seed, 0.0), weight * 0.5)
+        # the walk's rank, below what the seeds themselves are worth: a focus stays first
+        rank = {u: 0.9 * r for u, r in normalise(personalized_pagerank(hood.edges, personal)).items()}
+        for seed, weight in seeds.items():
+            rank[seed] = max(rank.get(seed, 0.0), min(1.0, weight))
         ordered = sorted(hood.distance, key=lambda u: (-rank.get(u, 0.0), hood.distance[u], u))
         return self._fill(request, backends, budget, ordered, rank, hood, hits)
 

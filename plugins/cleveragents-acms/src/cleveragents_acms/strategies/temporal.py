@@ -175,6 +175,8 @@ class TemporalArchaeologyStrategy:
         for file_uri in [u for u in area if "#" not in u][:5]:
             for member in view.descendants(file_uri, levels=2)[:100]:
                 area.setdefault(member, area[file_uri] * 0.6)
+            for gone in view.former_children(file_uri)[:50]:
+                area.setdefault(gone, area[file_uri] * 0.7)
             if len(area) >= _MAX_CANDIDATES:
                 break
         return dict(sorted(area.items(), key=lambda kv: -kv[1])[:_MAX_CANDIDATES])
