@@ -54,7 +54,7 @@ class KeywordProbe:
         return out
 '''
 
-PROBE_PLUGIN = '''
+PROBE_PLUGIN = """
 from cleveragents import hookimpl
 
 
@@ -66,7 +66,7 @@ def register_context_strategies(register):
 @hookimpl
 def register_fragment_scorers(register):
     register("raising", "context_probe_strategy:RaisingScorer")
-'''
+"""
 
 RAISING_SCORER = '''
 
@@ -97,7 +97,9 @@ def ctx_probe_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def probe_classes(probe_path: Path) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
-    exec(compile((probe_path / "context_probe_strategy.py").read_text(), "probe", "exec"), namespace)
+    exec(
+        compile((probe_path / "context_probe_strategy.py").read_text(), "probe", "exec"), namespace
+    )
     return namespace
 
 
@@ -161,7 +163,9 @@ def ctx_corpus(ctx_template: tuple[Path, Path]) -> Path:
 
 
 @pytest.fixture
-def ctx_cli(ctx_home: Path, ctx_probe_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+def ctx_cli(
+    ctx_home: Path, ctx_probe_path: Path
+) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed ``cleveragents`` on the private home with the probe installed."""
     env = cli_env(ctx_home, ctx_probe_path)
 
@@ -172,15 +176,12 @@ def ctx_cli(ctx_home: Path, ctx_probe_path: Path) -> Callable[..., subprocess.Co
 
 
 @pytest.fixture
-def ctx_service(
-    ctx_home: Path, tmp_path: Path, ctx_probe_path: Path
-) -> Iterator[Any]:
+def ctx_service(ctx_home: Path, tmp_path: Path, ctx_probe_path: Path) -> Iterator[Any]:
     """A ContextService over the private home, the probe registered with ``host.register``."""
     from cleveragents import hookimpl
     from cleveragents.config import load_config
     from cleveragents.plugins import PluginHost
     from cleveragents.storage.database import Database
-
     from cleveragents_acms.context.service import ContextService
 
     classes = probe_classes(ctx_probe_path)

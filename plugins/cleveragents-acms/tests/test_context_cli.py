@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 
 QUESTION = "How does the plugin host keep a failing plugin from taking the host down?"
@@ -17,7 +18,9 @@ Run = Callable[..., Any]
 
 
 def assemble_json(run: Run, *args: str) -> dict[str, Any]:
-    return json.loads(run("context", "assemble", QUESTION, "--project", "demo", "--json", *args).stdout)
+    return json.loads(
+        run("context", "assemble", QUESTION, "--project", "demo", "--json", *args).stdout
+    )
 
 
 def cost(data: dict[str, Any]) -> int:
@@ -42,7 +45,8 @@ def test_assemble_prints_fragments_totals_and_dropped(ctx_cli: Run, ctx_corpus: 
     out = ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--budget", "1200").stdout
     assert out.startswith("Context: ")
     headers = re.findall(
-        r"^--- \[(\d+)\]  (\S+):(\d+)-(\d+)  depth (\d)  score (0\.\d+)  probe-keyword  (\d+) tokens",
+        r"^--- \[(\d+)\]  (\S+):(\d+)-(\d+)  depth (\d)  score (0\.\d+)  probe-keyword  "
+        r"(\d+) tokens",
         out,
         flags=re.MULTILINE,
     )
@@ -50,11 +54,15 @@ def test_assemble_prints_fragments_totals_and_dropped(ctx_cli: Run, ctx_corpus: 
     for _, path, start, end, _depth, _score, _tokens in headers:
         assert (ctx_corpus / path).is_file()
         assert 1 <= int(start) <= int(end) <= len((ctx_corpus / path).read_text().splitlines())
-    total = re.search(r"^Total: (\d+) fragments, (\d+) tokens \+ (\d+) preamble = (\d+) of 1200", out,
-                      flags=re.MULTILINE)
+    total = re.search(
+        r"^Total: (\d+) fragments, (\d+) tokens \+ (\d+) preamble = (\d+) of 1200",
+        out,
+        flags=re.MULTILINE,
+    )
     assert total and int(total.group(4)) <= 1200 and int(total.group(1)) == len(headers)
-    assert re.search(r"^Dropped or downgraded: \d+ dropped, \d+ re-rendered shallower", out,
-                     flags=re.MULTILINE)
+    assert re.search(
+        r"^Dropped or downgraded: \d+ dropped, \d+ re-rendered shallower", out, flags=re.MULTILINE
+    )
     assert "cleveragents context expand URI --project demo" in out
 
 
@@ -62,14 +70,18 @@ def test_expand_renders_a_dropped_node(ctx_cli: Run) -> None:
     """A URI from the dropped list renders with provenance, at full or at a given depth."""
     data = assemble_json(ctx_cli, "--budget", "400")
     dropped = next(d for d in data["dropped"] if d["delivered_depth"] is None)
-    full = json.loads(ctx_cli("context", "expand", dropped["uko_node"], "--project", "demo",
-                              "--json").stdout)
+    full = json.loads(
+        ctx_cli("context", "expand", dropped["uko_node"], "--project", "demo", "--json").stdout
+    )
     assert full["uko_node"] == dropped["uko_node"] and full["provenance"]["path"] == dropped["path"]
     assert full["detail_depth"] == dropped["detail_depth"] and full["content"].strip()
-    text = ctx_cli("context", "expand", dropped["uko_node"], "--project", "demo", "--depth", "0").stdout
+    text = ctx_cli(
+        "context", "expand", dropped["uko_node"], "--project", "demo", "--depth", "0"
+    ).stdout
     assert text.startswith("--- ") and f"{dropped['path']}:" in text.splitlines()[0]
-    missing = ctx_cli("context", "expand", dropped["uko_node"] + "x", "--project", "demo",
-                      check=False)
+    missing = ctx_cli(
+        "context", "expand", dropped["uko_node"] + "x", "--project", "demo", check=False
+    )
     assert missing.returncode == 1 and missing.stderr.startswith("Error [404] NOT_FOUND: no node")
 
 
@@ -79,13 +91,16 @@ def test_inspect_and_simulate(ctx_cli: Run) -> None:
     text = ctx_cli("context", "inspect", "--project", "demo").stdout
     assert f"Assembly {assembled['assembly_id']}" in text
     for slot in ("strategy-selector", "budget-packer", "skeleton-compressor"):
-        assert re.search(rf"^{slot}\s+\w+\s+builtin:\w+\s+built-in\s+[\d.]+\s+ok$", text,
-                         flags=re.MULTILINE)
+        assert re.search(
+            rf"^{slot}\s+\w+\s+builtin:\w+\s+built-in\s+[\d.]+\s+ok$", text, flags=re.MULTILINE
+        )
     report = json.loads(ctx_cli("context", "inspect", "--project", "demo", "--json").stdout)
     assert len(report["stages"]) == 10 and report["strategies"][0]["name"] == "probe-keyword"
     assert len(report["dropped"]) == len(assembled["dropped"])
 
-    simulated = ctx_cli("context", "simulate", QUESTION, "--project", "demo", "--budget", "900").stdout
+    simulated = ctx_cli(
+        "context", "simulate", QUESTION, "--project", "demo", "--budget", "900"
+    ).stdout
     assert "Allocation per strategy:" in simulated and "probe-keyword" in simulated
     assert "def " not in simulated  # no content
     again = json.loads(ctx_cli("context", "inspect", "--project", "demo", "--json").stdout)
@@ -95,18 +110,30 @@ def test_inspect_and_simulate(ctx_cli: Run) -> None:
 def test_bad_input_is_one_line(ctx_cli: Run, tmp_path: Path) -> None:
     """Each mistake is one line on stderr and a non-zero exit, never a traceback."""
     cases = [
-        (("context", "assemble", "", "--project", "demo"),
-         "Error [422] VALIDATION_FAILED: the request is empty: give a question or --focus"),
-        (("context", "assemble", "x", "--project", "demo", "--budget", "0"),
-         "Error [422] VALIDATION_FAILED: budget must be a positive number of tokens, got 0"),
-        (("context", "assemble", "x", "--project", "demo", "--budget", "-3"),
-         "Error [422] VALIDATION_FAILED: budget must be a positive number of tokens, got -3"),
-        (("context", "assemble", "x", "--project", "demo", "--strategy", "nope"),
-         "Error [404] NOT_FOUND: unknown strategy 'nope' (available: "),
-        (("context", "assemble", "x", "--project", "ghost"),
-         "Error [404] NOT_FOUND: project 'ghost' not found"),
-        (("context", "assemble", "x", "--project", "demo", "--depth", "HUGE"),
-         "Error [422] VALIDATION_FAILED: unknown detail level 'HUGE'"),
+        (
+            ("context", "assemble", "", "--project", "demo"),
+            "Error [422] VALIDATION_FAILED: the request is empty: give a question or --focus",
+        ),
+        (
+            ("context", "assemble", "x", "--project", "demo", "--budget", "0"),
+            "Error [422] VALIDATION_FAILED: budget must be a positive number of tokens, got 0",
+        ),
+        (
+            ("context", "assemble", "x", "--project", "demo", "--budget", "-3"),
+            "Error [422] VALIDATION_FAILED: budget must be a positive number of tokens, got -3",
+        ),
+        (
+            ("context", "assemble", "x", "--project", "demo", "--strategy", "nope"),
+            "Error [404] NOT_FOUND: unknown strategy 'nope' (available: ",
+        ),
+        (
+            ("context", "assemble", "x", "--project", "ghost"),
+            "Error [404] NOT_FOUND: project 'ghost' not found",
+        ),
+        (
+            ("context", "assemble", "x", "--project", "demo", "--depth", "HUGE"),
+            "Error [422] VALIDATION_FAILED: unknown detail level 'HUGE'",
+        ),
     ]
     for args, expected in cases:
         done = ctx_cli(*args, check=False)
@@ -143,40 +170,99 @@ def test_path_indexes_first_and_fresh_text_is_delivered(ctx_cli: Run, tmp_path: 
 
 def test_failing_custom_stage_is_reported(ctx_cli: Run) -> None:
     """A configured stage that raises is replaced; notes, preamble and inspect say so."""
-    env = {"CLEVERAGENTS_CONTEXT__PIPELINE__FRAGMENT_SCORER": "context_probe_strategy:RaisingScorer"}
-    data = json.loads(ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--budget",
-                              "2000", "--json", **env).stdout)
+    env = {
+        "CLEVERAGENTS_CONTEXT__PIPELINE__FRAGMENT_SCORER": "context_probe_strategy:RaisingScorer"
+    }
+    data = json.loads(
+        ctx_cli(
+            "context",
+            "assemble",
+            QUESTION,
+            "--project",
+            "demo",
+            "--budget",
+            "2000",
+            "--json",
+            **env,
+        ).stdout
+    )
     assert data["fragments"] and cost(data) <= 2000
-    assert any("fragment-scorer RaisingScorer raised RuntimeError: scorer exploded" in n
-               for n in data["notes"])
+    assert any(
+        "fragment-scorer RaisingScorer raised RuntimeError: scorer exploded" in n
+        for n in data["notes"]
+    )
     assert data["preamble"].startswith("Warning: fragment-scorer RaisingScorer")
     text = ctx_cli("context", "inspect", "--project", "demo").stdout
-    assert re.search(r"^fragment-scorer\s+RaisingScorer\s+context_probe_strategy:RaisingScorer"
-                     r"\s+global\s+[\d.]+\s+replaced$", text, flags=re.MULTILINE)
+    assert re.search(
+        r"^fragment-scorer\s+RaisingScorer\s+context_probe_strategy:RaisingScorer"
+        r"\s+global\s+[\d.]+\s+replaced$",
+        text,
+        flags=re.MULTILINE,
+    )
     assert "! fragment-scorer RaisingScorer raised RuntimeError" in text
 
 
 def test_project_context_set_show_simulate(ctx_cli: Run) -> None:
     """Views and settings persist; show resolves inheritance; simulate uses them."""
-    ctx_cli("project", "context", "set", "demo", "--view", "execute",
-            "--exclude-path", "cleveragents/testing/", "--max-file-size", "200000")
-    ctx_cli("project", "context", "set", "demo", "--hot-max-tokens", "4000", "--default-breadth",
-            "1", "--default-depth", "SIGNATURES", "--skeleton-ratio", "0.2",
-            "--pipeline", "fragment-orderer=relevance-coherence", "--no-auto-refresh")
+    ctx_cli(
+        "project",
+        "context",
+        "set",
+        "demo",
+        "--view",
+        "execute",
+        "--exclude-path",
+        "cleveragents/testing/",
+        "--max-file-size",
+        "200000",
+    )
+    ctx_cli(
+        "project",
+        "context",
+        "set",
+        "demo",
+        "--hot-max-tokens",
+        "4000",
+        "--default-breadth",
+        "1",
+        "--default-depth",
+        "SIGNATURES",
+        "--skeleton-ratio",
+        "0.2",
+        "--pipeline",
+        "fragment-orderer=relevance-coherence",
+        "--no-auto-refresh",
+    )
     shown = json.loads(ctx_cli("project", "context", "show", "demo", "--json").stdout)
     assert shown["views"]["apply"]["inherits_from"] == "execute"
     assert shown["views"]["apply"]["exclude_paths"] == ["cleveragents/testing/"]
     assert shown["views"]["strategize"]["inherits_from"] is None
     settings = shown["settings"]
     assert (settings["hot_max_tokens"], settings["default_depth"], settings["auto_refresh"]) == (
-        4000, "SIGNATURES", False)
+        4000,
+        "SIGNATURES",
+        False,
+    )
     orderer = next(p for p in shown["pipeline"] if p["slot"] == "fragment-orderer")
     assert (orderer["scope"], orderer["chosen by"]) == ("project", "relevance-coherence")
     text = ctx_cli("project", "context", "show", "demo").stdout
-    assert re.search(r"^apply\s+inherits execute\s+all\s+-cleveragents/testing/", text,
-                     flags=re.MULTILINE)
-    report = json.loads(ctx_cli("project", "context", "simulate", "demo", QUESTION, "--phase",
-                                "apply", "--budget", "3000", "--json").stdout)
+    assert re.search(
+        r"^apply\s+inherits execute\s+all\s+-cleveragents/testing/", text, flags=re.MULTILINE
+    )
+    report = json.loads(
+        ctx_cli(
+            "project",
+            "context",
+            "simulate",
+            "demo",
+            QUESTION,
+            "--phase",
+            "apply",
+            "--budget",
+            "3000",
+            "--json",
+        ).stdout
+    )
     assert report["dry_run"] and report["fragments"]
     assert not any(f["path"].startswith("cleveragents/testing/") for f in report["fragments"])
     assert report["request"]["breadth"] == 1 and report["request"]["depth"] == "SIGNATURES"
@@ -187,10 +273,14 @@ def test_project_context_set_rejects_bad_values(ctx_cli: Run) -> None:
     cases = [
         (("--max-file-size", "0"), "Error [422] VALIDATION_FAILED: --max-file-size:"),
         (("--max-total-size", "-1"), "Error [422] VALIDATION_FAILED: --max-total-size:"),
-        (("--pipeline", "nope=x"), "Error [422] VALIDATION_FAILED: unknown pipeline slot 'nope' "
-                                   "(slots: strategy-selector"),
-        (("--pipeline", "fragment-scorer=nope"),
-         "Error [404] NOT_FOUND: unknown fragment-scorer 'nope' (available:"),
+        (
+            ("--pipeline", "nope=x"),
+            "Error [422] VALIDATION_FAILED: unknown pipeline slot 'nope' (slots: strategy-selector",
+        ),
+        (
+            ("--pipeline", "fragment-scorer=nope"),
+            "Error [404] NOT_FOUND: unknown fragment-scorer 'nope' (available:",
+        ),
         (("--strategy", "nope"), "Error [404] NOT_FOUND: unknown strategy 'nope' (available: "),
         (("--skeleton-ratio", "2"), "Error [422] VALIDATION_FAILED: --skeleton-ratio:"),
     ]
@@ -205,35 +295,53 @@ def test_context_entries_through_the_cli(ctx_cli: Run, ctx_corpus: Path) -> None
     """add (node, file range, note), list by tier and role, show, promote, demote, clear."""
     data = assemble_json(ctx_cli, "--budget", "600")
     uri = data["fragments"][0]["uko_node"]
-    node = json.loads(ctx_cli("context", "add", uri, "--project", "demo", "--tier", "hot",
-                              "--json").stdout)
+    node = json.loads(
+        ctx_cli("context", "add", uri, "--project", "demo", "--tier", "hot", "--json").stdout
+    )
     assert node["tier"] == "hot" and node["uko_node"] == uri
     path = ctx_corpus / "cleveragents" / "paths.py"
-    ranged = json.loads(ctx_cli("context", "add", f"{path}:1-3", "--project", "demo",
-                                "--json").stdout)
+    ranged = json.loads(
+        ctx_cli("context", "add", f"{path}:1-3", "--project", "demo", "--json").stdout
+    )
     assert ranged["provenance"]["path"] == "cleveragents/paths.py"
     assert ranged["content"] == "\n".join(path.read_text().splitlines()[:3])
-    note = json.loads(ctx_cli("context", "add", "--text", "Use async everywhere", "--project",
-                              "demo", "--tier", "cold", "--json").stdout)
+    note = json.loads(
+        ctx_cli(
+            "context",
+            "add",
+            "--text",
+            "Use async everywhere",
+            "--project",
+            "demo",
+            "--tier",
+            "cold",
+            "--json",
+        ).stdout
+    )
     listed = json.loads(ctx_cli("context", "list", "--project", "demo", "--json").stdout)
     assert [e["tier"] for e in listed] == ["hot", "warm", "cold"]
-    reviewer = json.loads(ctx_cli("context", "list", "--project", "demo", "--role", "reviewer",
-                                  "--json").stdout)
+    reviewer = json.loads(
+        ctx_cli("context", "list", "--project", "demo", "--role", "reviewer", "--json").stdout
+    )
     assert [e["fragment_id"] for e in reviewer] == [node["fragment_id"]]
     shown = ctx_cli("context", "show", note["fragment_id"]).stdout
     assert "Use async everywhere" in shown and "cold" in shown
     ctx_cli("context", "promote", note["fragment_id"])
     ctx_cli("context", "demote", node["fragment_id"])
-    tiers = {e["fragment_id"]: e["tier"] for e in json.loads(
-        ctx_cli("context", "list", "--project", "demo", "--json").stdout)}
+    tiers = {
+        e["fragment_id"]: e["tier"]
+        for e in json.loads(ctx_cli("context", "list", "--project", "demo", "--json").stdout)
+    }
     assert tiers[note["fragment_id"]] == "warm" and tiers[node["fragment_id"]] == "warm"
     state = json.loads(ctx_cli("project", "context", "inspect", "demo", "--json").stdout)
     assert state["metrics"]["populations"] == {"hot": 0, "warm": 3, "cold": 0}
     assert state["visibility"]["reviewer"]["entries"] == 0
     assert state["visibility"]["executor"]["entries"] == 3
     assert ctx_cli("context", "clear", "--project", "demo", "--yes").stdout.startswith(
-        "Removed 3 context entries")
+        "Removed 3 context entries"
+    )
     assert ctx_cli("context", "list", "--project", "demo").stdout.strip() == (
-        "No context entries in project demo.")
+        "No context entries in project demo."
+    )
     bad = ctx_cli("context", "add", "--project", "demo", check=False)
     assert bad.returncode == 1 and "give either" in bad.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.models.context import AssembledContext, ContextRequest
 from cleveragents.models.plans import Plan
@@ -49,7 +50,10 @@ def test_fragments_match_the_files_they_cite(ctx_service: Any, ctx_corpus: Path)
         lines = (ctx_corpus / provenance.path).read_text().splitlines()
         cited = "\n".join(lines[provenance.start_line - 1 : provenance.end_line])
         assert fragment.content.strip() in cited or cited.strip() == fragment.content.strip()
-        assert provenance.location == f"{provenance.path}:{provenance.start_line}-{provenance.end_line}"
+        assert (
+            provenance.location
+            == f"{provenance.path}:{provenance.start_line}-{provenance.end_line}"
+        )
         assert provenance.source_hash and provenance.indexed_at is not None
         assert fragment.token_count == CL100K.count(fragment.content)
 
@@ -88,7 +92,7 @@ def test_history_records_each_assembly(ctx_service: Any) -> None:
     outcome = ctx_service.run(request(), project="demo", budget=900)
     last = ctx_service.history.last("demo")
     assert last is not None and last.assembly_id == outcome.report.assembly_id
-    assert [s.slot for s in last.stages][0] == "strategy-selector" and len(last.stages) == 10
+    assert last.stages[0].slot == "strategy-selector" and len(last.stages) == 10
     assert last.strategies[0].name == "probe-keyword" and last.strategies[0].tokens > 0
     assert len(last.fragments) == len(outcome.context.fragments)
     assert len(last.dropped) == len(outcome.context.dropped)
@@ -104,7 +108,9 @@ def test_bad_input(ctx_service: Any) -> None:
     for budget in (0, -5):
         with pytest.raises(ValidationError, match="budget"):
             ctx_service.assemble(request(), project="demo", budget=budget)
-    with pytest.raises(NotFoundError, match=r"unknown strategy 'nope' \(available: .*probe-keyword"):
+    with pytest.raises(
+        NotFoundError, match=r"unknown strategy 'nope' \(available: .*probe-keyword"
+    ):
         ctx_service.assemble(request(preferred_strategies=("nope",)), project="demo")
     with pytest.raises(NotFoundError, match="project 'ghost' not found"):
         ctx_service.assemble(request(), project="ghost")
@@ -124,7 +130,9 @@ def test_a_raising_custom_stage_is_replaced_and_reported(ctx_service: Any) -> No
     ctx_service.policies.save(policy)
     outcome = ctx_service.run(request(), project="demo", budget=3000)
     assert outcome.context.fragments
-    assert any("fragment-scorer RaisingScorer raised RuntimeError" in n for n in outcome.context.notes)
+    assert any(
+        "fragment-scorer RaisingScorer raised RuntimeError" in n for n in outcome.context.notes
+    )
     assert "Warning: fragment-scorer RaisingScorer" in (outcome.context.preamble or "")
     stage = next(s for s in outcome.report.stages if s.slot == "fragment-scorer")
     assert (stage.component, stage.scope, stage.replaced) == ("RaisingScorer", "project", True)
@@ -142,7 +150,9 @@ def test_policy_views_scope_the_assembly(ctx_service: Any) -> None:
     for phase in ("execute", "apply"):  # apply inherits execute's view
         context = ctx_service.assemble(request(), project="demo", budget=8000, phase=phase)
         assert context.fragments
-        assert not any(f.provenance.path.startswith("cleveragents/testing/") for f in context.fragments)
+        assert not any(
+            f.provenance.path.startswith("cleveragents/testing/") for f in context.fragments
+        )
     unchanged = ctx_service.assemble(request(), project="demo", budget=8000, phase="strategize")
     assert any(f.provenance.path.startswith("cleveragents/testing/") for f in unchanged.fragments)
     only = ContextView(include_paths=("cleveragents/plugins.py",), exclude_paths=("*.py",))
@@ -236,7 +246,9 @@ def test_changed_files_are_rerendered_or_flagged(ctx_service: Any, tmp_path: Pat
     root = _small_repo(tmp_path / "billing")
     _index(ctx_service, root, "billing")
     target = root / "pkg" / "billing.py"
-    target.write_text(target.read_text().replace("return sum(items)", "return sum(items) * 2  # v2"))
+    target.write_text(
+        target.read_text().replace("return sum(items)", "return sum(items) * 2  # v2")
+    )
     context = ctx_service.assemble(request("compute invoice total"), project="billing", budget=2000)
     fragment = next(f for f in context.fragments if f.uko_node.endswith("#compute_invoice_total"))
     assert "* 2  # v2" in fragment.content and fragment.metadata.get("refreshed") == "true"
@@ -252,3 +264,29 @@ def test_changed_files_are_rerendered_or_flagged(ctx_service: Any, tmp_path: Pat
     gone = ctx_service.assemble(request("compute invoice total"), project="billing", budget=2000)
     assert gone.fragments and all(f.metadata.get("stale") == "true" for f in gone.fragments)
     assert any("no longer exists" in n for n in gone.notes)
+
+
+def test_plan_decisions_reach_the_strategies(ctx_service: Any) -> None:
+    """Decisions given with a plan are published to the plan-decision-context strategy."""
+    from cleveragents.models.plans import Decision
+
+    if "plan-decision-context" not in ctx_service.registry.strategies:
+        pytest.skip("the plan-decision-context strategy is not installed")
+    plan = Plan(title="hardening", project_names=("demo",))
+    decision = Decision(
+        plan_id=plan.plan_id,
+        decision_type="design",
+        summary="A failing plugin is recorded and skipped; the host keeps running",
+        rationale="one bad plugin must never take the host down",
+    )
+    context = ctx_service.assemble(
+        request(preferred_strategies=("plan-decision-context",)),
+        project="demo",
+        budget=3000,
+        plan=plan,
+        decisions=[decision],
+    )
+    assert f"urn:cleveragents:decision:{decision.decision_id}" in {
+        f.uko_node for f in context.fragments
+    }
+    assert cost(context) <= 3000

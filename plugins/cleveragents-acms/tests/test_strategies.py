@@ -264,10 +264,8 @@ def test_navigator_without_focus_seeds_from_the_question(corpus: Corpus) -> None
     request = ContextRequest(query="How does Registration.resolve report a broken plugin?")
     fragments = run(BreadthDepthNavigatorStrategy(), request, corpus.backends())
     assert RESOLVE in {f.uko_node for f in by_relevance(fragments)[:5]}
-    ordered = [f for f in fragments if f.metadata.get("depends_on")]
-    assert all(
-        set(f.metadata["depends_on"].split()) <= {g.uko_node for g in fragments} for f in ordered
-    )
+    delivered = {f.uko_node for f in fragments}
+    assert any(set(f.metadata.get("depends_on", "").split()) & delivered for f in fragments)
 
 
 def test_navigator_breadth_is_capped_by_max_hops(corpus: Corpus) -> None:

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cleveragents.models.context import AssembledContext
-
     from cleveragents_acms.context.service import ContextService
 
 __all__ = ["assemble", "open_context"]

@@ -28,7 +28,7 @@ def schema_problems(schema: Any, where: str = "input_schema") -> list[str]:
         if not isinstance(prop, Mapping):
             problems.append(f"{where}.properties.{name} is not a schema")
         elif "type" in prop and not (
-            prop["type"] in _JSON_TYPES
+            (isinstance(prop["type"], str) and prop["type"] in _JSON_TYPES)
             or (isinstance(prop["type"], list) and set(prop["type"]) <= _JSON_TYPES)
         ):
             problems.append(f"{where}.properties.{name}.type {prop['type']!r} is not a JSON type")

@@ -303,7 +303,7 @@ def inspect_state(app: App, project: str, as_json: bool) -> None:
     metrics = tiers.get_metrics(project)
     budget = service.tier_budget(project)
     entries = tiers.entries([project])
-    visibility = {}
+    visibility: dict[str, dict[str, Any]] = {}
     for role, visible in ROLE_TIERS.items():
         seen = [e for e in entries if e.tier in visible]
         visibility[role] = {

@@ -11,7 +11,6 @@ from cleveragents.models.context import ContextFragment, FragmentProvenance
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import node_uri
 from cleveragents.redaction import redact_text
-
 from cleveragents_acms.context.tiers import TieredFragment
 
 if TYPE_CHECKING:
@@ -37,13 +36,13 @@ def make_entry(
     """A tier entry for ``target`` (node URI, ``PATH`` or ``PATH:START-END``) or ``text``."""
     if (target is None) == (text is None):
         raise ValidationError("give either a node URI or file (TARGET) or --text, not both")
-    if text is not None:
-        fragment = _note(text, relevance)
-    elif "://" in target or target.startswith("urn:"):  # type: ignore[operator]
-        fragment = service.expand(str(target), project=project, depth=depth)
+    if text is not None or target is None:
+        fragment = _note(text or "", relevance)
+    elif "://" in target or target.startswith("urn:"):
+        fragment = service.expand(target, project=project, depth=depth)
         fragment = fragment.model_copy(update={"relevance_score": relevance})
     else:
-        fragment = _file(service, project, str(target), cwd or Path.cwd(), relevance)
+        fragment = _file(service, project, target, cwd or Path.cwd(), relevance)
     return TieredFragment.from_fragment(fragment, project, tier)
 
 

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from cleveragents.models.ids import new_ulid
 from sqlalchemy import delete, insert, or_, select
 
+from cleveragents.models.ids import new_ulid
 from cleveragents_acms.context.tables import context_assemblies, ensure_tables
 
 __all__ = ["KEEP_PER_PROJECT", "AssemblyReport", "HistoryStore", "StageRecord", "StrategyRecord"]

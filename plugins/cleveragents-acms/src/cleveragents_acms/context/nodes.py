@@ -32,17 +32,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import select
+
 from cleveragents.models.context import ContextFragment, FragmentProvenance
 from cleveragents.models.uko import UKONode
 from cleveragents.redaction import redact_text
-from sqlalchemy import select
-
 from cleveragents_acms.indexing.tables import indexed_files
 
 if TYPE_CHECKING:
     from cleveragents.protocols.text import Tokenizer
-
-    from cleveragents_acms.indexing.store import NodeStore
+    from cleveragents_acms.indexing.store import NodeStore, StoredNode
 
 __all__ = [
     "DEPENDS_ON_PREDICATES",
@@ -232,6 +231,8 @@ class NodeStoreSource:
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
         self._notes: list[str] = []
+        #: Texts this source delivered, secrets already masked.
+        self._masked: set[str] = set()
 
     # -- the NodeSource Protocol ---------------------------------------------------------
 
@@ -246,6 +247,7 @@ class NodeStoreSource:
         depth = max(0, int(depth))
         rendered_depth = max((d for d in node.renderings if d <= depth), default=0)
         content = redact_text(node.rendering(depth))
+        self._masked.add(content)
         start = max(1, node.start_line)
         provenance = FragmentProvenance(
             resource_id=node.resource_id,
@@ -297,6 +299,14 @@ class NodeStoreSource:
         """The node as it would be delivered (current text when its file changed)."""
         entry = self._entry(uri)
         return None if entry is None else self._deliverable(entry)[0]
+
+    def history(self, uri: str) -> list[StoredNode]:
+        """Every stored version of ``uri`` in scope, oldest first (temporal strategies)."""
+        return [v for v in self.store.history(uri) if self._visible(v.node)]
+
+    def delivered(self, content: str) -> bool:
+        """Whether ``content`` is a text this source produced (already masked)."""
+        return content in self._masked
 
     @property
     def notes(self) -> list[str]:

@@ -24,11 +24,11 @@ from functools import lru_cache
 from typing import Any
 
 import pathspec
-from cleveragents.errors import ValidationError
-from cleveragents.models.context import AssembledContext, ContextFragment, DroppedFragment
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import delete, insert, select, update
 
+from cleveragents.errors import ValidationError
+from cleveragents.models.context import AssembledContext, ContextFragment, DroppedFragment
 from cleveragents_acms.context.tables import context_policies, ensure_tables
 
 __all__ = [

@@ -15,7 +15,6 @@ from typing import Any
 
 from cleveragents import assembly
 from cleveragents.models.context import AssembledContext, ContextFragment
-
 from cleveragents_acms.context.history import StageRecord, StrategyRecord
 from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.config import SLOT_FIELDS

@@ -20,7 +20,6 @@ from typing import Any
 from cleveragents import paths
 from cleveragents.errors import CleverAgentsError, NotFoundError
 from cleveragents.protocols.backends import TextResult, VectorResult
-
 from cleveragents_acms.context.nodes import IndexedRoot
 from cleveragents_acms.context.policy import ContextView
 from cleveragents_acms.indexing.project_index import open_backend
@@ -75,7 +74,6 @@ def resolve_scope(
     :raises NotFoundError: the project does not exist, or has no usable index.
     """
     from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
-
     from cleveragents_acms.indexing.service import RepoIndexingService
 
     with database.session(write=False) as session:

@@ -19,24 +19,22 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from cleveragents import assembly
-from cleveragents.assembly import AssemblyServices
 from cleveragents.errors import CleverAgentsError, NotFoundError, ValidationError
 from cleveragents.models.context import (
     AssembledContext,
     ContextFragment,
     ContextRequest,
-    DroppedFragment,
     TemporalScope,
 )
 from cleveragents.models.ids import new_ulid, utcnow
-from cleveragents.models.plans import Plan
-from cleveragents.redaction import redact_text
-
+from cleveragents.models.plans import Decision, Plan
 from cleveragents_acms.context.budget import (
     DEFAULT_BUDGET,
     AdaptiveAssembler,
@@ -44,15 +42,14 @@ from cleveragents_acms.context.budget import (
     request_key,
     tool_definition_tokens,
 )
+from cleveragents_acms.context.finish import build_report, files_changed, finish
 from cleveragents_acms.context.history import AssemblyReport, HistoryStore
 from cleveragents_acms.context.nodes import FreshnessChecker, NodeRenderer, NodeStoreSource
 from cleveragents_acms.context.policy import (
     PHASES,
-    ContextBudgetEnforcer,
     ContextView,
     PolicyStore,
     ProjectContextPolicy,
-    rebuild_context,
 )
 from cleveragents_acms.context.recording import RecordingPipeline
 from cleveragents_acms.context.scope import (
@@ -65,6 +62,8 @@ from cleveragents_acms.context.scope import (
 from cleveragents_acms.context.tiers import ContextTierService, TierBudget
 
 __all__ = ["AssemblyOutcome", "ContextService"]
+
+_PLANS_KEPT = 256
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,8 @@ class ContextService:
         self.adaptive = AdaptiveAssembler(threshold)
         self._cached_reports: dict[str, AssemblyReport] = {}
         #: plan id -> the last context assembled for it (parents of child plans).
-        self._plan_contexts: dict[str, AssembledContext] = {}
+        #: plan id -> its last context and plan context (for child plans), newest last.
+        self._plans: OrderedDict[str, tuple[AssembledContext, dict[str, Any]]] = OrderedDict()
 
     @cached_property
     def tiers(self) -> ContextTierService:
@@ -121,8 +121,15 @@ class ContextService:
         plan: Plan | None = None,
         phase: str = "default",
         parent_context: AssembledContext | None = None,
+        decisions: Sequence[Decision] = (),
     ) -> AssembledContext:
         """The context for ``request`` in ``project``, within ``budget`` tokens.
+
+        With a ``plan``, its phase picks the context view and its pipeline
+        overrides win; a child plan (``parent_plan_id``) inherits a skeleton of
+        the context last assembled for its parent here, unless ``parent_context``
+        is given. ``decisions`` (the plan's own) reach the plan-decision-context
+        strategy, with those of the ancestors.
 
         Re-assembles only when the budget moved by more than
         ``context.budget.refresh-threshold`` since the last assembly of the same
@@ -139,6 +146,7 @@ class ContextService:
             plan=plan,
             phase=phase,
             parent_context=parent_context,
+            decisions=decisions,
         ).context
 
     def run(
@@ -151,6 +159,7 @@ class ContextService:
         plan: Plan | None = None,
         phase: str = "default",
         parent_context: AssembledContext | None = None,
+        decisions: Sequence[Decision] = (),
         dry_run: bool = False,
         reuse: bool = True,
     ) -> AssemblyOutcome:
@@ -163,16 +172,29 @@ class ContextService:
         scope = resolve_scope(self.database, self.registry, self.config, project, view)
         request = self._apply_settings(request, policy)
         strategies, strategy_notes = self._strategies(request, policy)
-        if parent_context is None and plan is not None and plan.parent_plan_id:
-            parent_context = self._plan_contexts.get(plan.parent_plan_id)
+        parent = self._plans.get(plan.parent_plan_id) if plan and plan.parent_plan_id else None
+        if parent_context is None and parent is not None:
+            parent_context = parent[0]
+        plan_context: dict[str, Any] = {
+            "plan": plan,
+            "plan_id": plan.plan_id if plan else None,
+            "parent_context": parent_context,
+            "parent": parent[1] if parent is not None else None,
+            "decisions": list(decisions),
+            "focus": list(request.focus),
+            "phase": phase,
+        }
         breakdown, budget_notes = self.budget_for(
             project=project, budget=budget, model=model, with_skeleton=parent_context is not None
         )
         parent_hash = parent_context.context_hash if parent_context is not None else ""
-        key = request_key(project, request, phase, model, plan.plan_id if plan else "", parent_hash)
+        decided = ",".join(d.decision_id for d in decisions)
+        key = request_key(
+            project, request, phase, model, plan.plan_id if plan else "", parent_hash, decided
+        )
         stamp = f"{scope.stamp}|{policy.model_dump_json()}"
         cached = self._cached_reports.get(key)
-        if not reuse or (cached is not None and self._files_changed(cached, scope)):
+        if not reuse or (cached is not None and files_changed(cached, scope)):
             self.adaptive.forget(key)
         built: list[AssemblyOutcome] = []
 
@@ -190,7 +212,7 @@ class ContextService:
                     model=model,
                     plan=plan,
                     phase=phase,
-                    parent_context=parent_context,
+                    plan_context=plan_context,
                     notes=[*scope.notes, *strategy_notes, *budget_notes],
                     dry_run=dry_run,
                 )
@@ -214,7 +236,10 @@ class ContextService:
             )
             result = AssemblyOutcome(context, report, breakdown)
         if plan is not None:
-            self._plan_contexts[plan.plan_id] = result.context
+            self._plans[plan.plan_id] = (result.context, plan_context)
+            self._plans.move_to_end(plan.plan_id)
+            while len(self._plans) > _PLANS_KEPT:
+                self._plans.popitem(last=False)
         if not dry_run:
             self.history.record(result.report)
         return result
@@ -291,7 +316,7 @@ class ContextService:
         model: str | None,
         plan: Plan | None,
         phase: str,
-        parent_context: AssembledContext | None,
+        plan_context: dict[str, Any],
         notes: list[str],
         dry_run: bool,
     ) -> AssemblyOutcome:
@@ -331,15 +356,11 @@ class ContextService:
                 renderer=NodeRenderer(source),
                 detail_level_maps=DetailLevelMapRegistry.from_registry(self.registry),
             )
-            plan_context = {
-                "plan": plan,
-                "plan_id": plan.plan_id if plan else None,
-                "parent_context": parent_context,
-                "focus": list(request.focus),
-                "phase": phase,
-            }
-            context = pipeline.assemble(request, backends, total, plan_context)
-            context = self._finish(context, source, view, tokenizer, pipeline, total)
+            with _published(plan_context):
+                context = pipeline.assemble(request, backends, total, plan_context)
+            context = finish(
+                context, source, view, tokenizer, pipeline, total, self._preamble_max_tokens()
+            )
             context = context.model_copy(
                 update={
                     "notes": tuple(
@@ -349,7 +370,7 @@ class ContextService:
             )
         finally:
             readers.close()
-        report = self._report(
+        report = build_report(
             context,
             pipeline,
             request=request,
@@ -363,119 +384,6 @@ class ContextService:
             dry_run=dry_run,
         )
         return AssemblyOutcome(context, report, breakdown)
-
-    def _finish(
-        self,
-        context: AssembledContext,
-        source: NodeStoreSource,
-        view: ContextView,
-        tokenizer: Any,
-        pipeline: RecordingPipeline,
-        total: int,
-    ) -> AssembledContext:
-        """Checks after the pipeline: the view, secrets, the files on disk, sizes."""
-        kept: list[ContextFragment] = []
-        dropped: list[DroppedFragment] = []
-        changed = False
-        for fragment in context.fragments:
-            path = fragment.provenance.path
-            if path and not view.allows_path(path):
-                dropped.append(_dropped(fragment, "excluded by the project's context view"))
-                continue
-            content = redact_text(fragment.content)
-            if content != fragment.content:
-                fragment = fragment.model_copy(
-                    update={"content": content, "token_count": tokenizer.count(content)}
-                )
-                changed = True
-            if "uko_type" not in fragment.metadata and source.freshness is not None:
-                state = source.freshness.state(fragment.provenance.resource_id, path)
-                if state.status in ("stale", "refreshed") and len(fragment.metadata) < 63:
-                    fragment = fragment.model_copy(
-                        update={
-                            "metadata": {
-                                **fragment.metadata,
-                                "stale": "true",
-                                "stale_reason": "the file changed since it was indexed",
-                            }
-                        }
-                    )
-                    changed = True
-            kept.append(fragment)
-        available = min(total, context.budget.available_tokens)
-        over = sum(f.token_count for f in kept) + context.preamble_tokens - available
-        while over > 0 and kept:
-            weakest = min(kept, key=lambda f: f.relevance_score)
-            kept.remove(weakest)
-            dropped.append(_dropped(weakest, "over budget after masking secrets"))
-            over -= weakest.token_count
-        if dropped or changed:
-            context = rebuild_context(context, kept, dropped)
-        enforced = ContextBudgetEnforcer(
-            lambda f: source.file_size(f.provenance.resource_id, f.provenance.path)
-        ).enforce(context, view)
-        if enforced is not context or dropped:
-            enforced = self._refresh_preamble(enforced, pipeline, tokenizer)
-        return self._warn_in_preamble(enforced, pipeline, tokenizer)
-
-    @staticmethod
-    def _warn_in_preamble(
-        context: AssembledContext, pipeline: RecordingPipeline, tokenizer: Any
-    ) -> AssembledContext:
-        """Name replaced stages at the top of the preamble, within the preamble's tokens."""
-        from cleveragents_acms.pipeline._common import tokenizer_truncate
-
-        problems = list(pipeline.stage_problems.values())
-        if not problems:
-            return context
-        room = context.budget.available_tokens - context.total_tokens
-        warning = "\n".join(f"Warning: {problem}" for problem in problems)
-        if tokenizer.count(warning) > room:
-            return context  # the notes still say it
-        preamble = warning
-        if context.preamble:
-            rest = room - tokenizer.count(warning + "\n")
-            kept = tokenizer_truncate(context.preamble, rest) if rest > 0 else ""
-            if kept.strip():
-                preamble = f"{warning}\n{kept}"
-        tokens = tokenizer.count(preamble)
-        if tokens > room:
-            preamble, tokens = warning, tokenizer.count(warning)
-        return context.model_copy(update={"preamble": preamble, "preamble_tokens": tokens})
-
-    def _refresh_preamble(
-        self, context: AssembledContext, pipeline: RecordingPipeline, tokenizer: Any
-    ) -> AssembledContext:
-        """A new preamble for a context the service shrank (it must not describe what is gone)."""
-        from cleveragents_acms.pipeline._common import tokenizer_truncate
-
-        available = context.budget.available_tokens
-        limit = max(
-            0,
-            min(
-                int(self.config.get("context.fusion.preamble-max-tokens", 200)),
-                available - context.total_tokens,
-            ),
-        )
-        preamble: str | None = None
-        services = AssemblyServices(tokenizer=tokenizer, settings=pipeline.config.settings)
-        with assembly.use(services):
-            try:
-                preamble = pipeline.config.preamble_generator.generate(
-                    list(context.fragments),
-                    list(context.strategies_used),
-                    context.budget_used,
-                    limit,
-                )
-            except Exception:
-                preamble = None
-            if isinstance(preamble, str) and tokenizer.count(preamble) > limit:
-                preamble = tokenizer_truncate(preamble, limit)
-        if not isinstance(preamble, str) or not preamble.strip():
-            return context.model_copy(update={"preamble": None, "preamble_tokens": 0})
-        return context.model_copy(
-            update={"preamble": preamble, "preamble_tokens": tokenizer.count(preamble)}
-        )
 
     # -- building blocks ---------------------------------------------------------------
 
@@ -578,6 +486,9 @@ class ContextService:
                 continue
         return tool_definition_tokens(tools, self._tokenizer(model)[1].count)
 
+    def _preamble_max_tokens(self) -> int:
+        return int(self.config.get("context.fusion.preamble-max-tokens", 200))
+
     def _skeleton_ratio(self, settings: Any) -> float:
         if settings is not None and settings.skeleton_ratio is not None:
             return float(settings.skeleton_ratio)
@@ -612,101 +523,21 @@ class ContextService:
                 continue
         return sorted(analyzers, key=lambda a: -int(getattr(a, "specificity", 0)))
 
-    def _files_changed(self, report: AssemblyReport, scope: ProjectScope) -> bool:
-        """Whether a file a cached context came from changed on disk since."""
-        for item in report.fragments:
-            root = scope.roots.get(item.get("resource_id", ""))
-            stamp = item.get("file_stamp")
-            if root is None or not stamp:
-                continue
-            try:
-                stat = (root.root / item["path"]).stat()
-            except OSError:
-                return True
-            if f"{stat.st_mtime_ns}:{stat.st_size}" != stamp:
-                return True
-        return False
 
-    def _report(
-        self,
-        context: AssembledContext,
-        pipeline: RecordingPipeline,
-        *,
-        request: ContextRequest,
-        project: str,
-        breakdown: BudgetBreakdown,
-        model: str | None,
-        tokenizer: str,
-        phase: str,
-        scope: ProjectScope,
-        ms: float,
-        dry_run: bool,
-    ) -> AssemblyReport:
-        fragments = []
-        for fragment in context.fragments:
-            entry = context.provenance_map.get(fragment.uko_node, {})
-            root = scope.roots.get(fragment.provenance.resource_id)
-            file_stamp = None
-            if root is not None and fragment.provenance.path:
-                try:
-                    stat = (root.root / fragment.provenance.path).stat()
-                    file_stamp = f"{stat.st_mtime_ns}:{stat.st_size}"
-                except OSError:
-                    file_stamp = None
-            fragments.append(
-                {
-                    "uko_node": fragment.uko_node,
-                    "resource_id": fragment.provenance.resource_id,
-                    "path": fragment.provenance.path,
-                    "location": fragment.provenance.location,
-                    "depth": fragment.detail_depth,
-                    "tokens": fragment.token_count,
-                    "relevance": fragment.relevance_score,
-                    "score": entry.get("composite_score"),
-                    "strategy": fragment.provenance.strategy,
-                    "stale": fragment.metadata.get("stale") == "true",
-                    "refreshed": fragment.metadata.get("refreshed") == "true",
-                    "skeleton": fragment.metadata.get("skeleton") == "true",
-                    "file_stamp": file_stamp,
-                }
-            )
-        return AssemblyReport(
-            project=project,
-            query=request.query,
-            request=request.model_dump(mode="json"),
-            budget=breakdown.to_dict(),
-            model=model,
-            tokenizer=tokenizer,
-            phase=phase,
-            stages=pipeline.stage_records(),
-            strategies=pipeline.strategy_records(context),
-            notes=list(context.notes),
-            fragments=fragments,
-            dropped=[d.model_dump(mode="json") for d in context.dropped],
-            totals={
-                "tokens": context.total_tokens + context.preamble_tokens,
-                "fragment_tokens": context.total_tokens,
-                "preamble_tokens": context.preamble_tokens,
-                "budget": context.budget.available_tokens,
-                "budget_used": round(context.budget_used, 4),
-                "strategies_used": list(context.strategies_used),
-                "context_hash": context.context_hash,
-            },
-            scope=scope.to_dict(),
-            ms=ms,
-            dry_run=dry_run,
-        )
+@contextmanager
+def _published(plan_context: dict[str, Any]) -> Iterator[None]:
+    """Let strategies that read the plan context in ``can_handle`` see it (plan decisions)."""
+    if plan_context.get("plan") is None and not plan_context.get("decisions"):
+        yield
+        return
+    try:
+        from cleveragents_acms.strategies.plan_decisions import publish_plan_context
+    except ImportError:
+        yield
+        return
+    with publish_plan_context(plan_context):
+        yield
 
 
 def _paths(view: ContextView) -> bool:
     return bool(view.include_paths or view.exclude_paths)
-
-
-def _dropped(fragment: ContextFragment, reason: str) -> DroppedFragment:
-    return DroppedFragment(
-        uko_node=fragment.uko_node,
-        path=fragment.provenance.path,
-        detail_depth=fragment.detail_depth,
-        delivered_depth=None,
-        reason=reason,
-    )

@@ -26,6 +26,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import delete, func, insert, select, update
+
 from cleveragents import paths
 from cleveragents.errors import (
     BudgetExceededError,
@@ -34,9 +37,6 @@ from cleveragents.errors import (
     ValidationError,
 )
 from cleveragents.models.context import ContextFragment
-from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import delete, func, insert, select, update
-
 from cleveragents_acms.context.tables import context_tier_entries, ensure_tables
 
 __all__ = [

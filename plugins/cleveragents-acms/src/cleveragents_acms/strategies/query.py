@@ -281,9 +281,11 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
             if relative not in analysis.paths:
                 analysis.paths.append(relative)
 
-    def add_identifier(token: str, weight: float) -> None:
+    def add_identifier(token: str, weight: float, *, called: bool = False) -> None:
         token = token.strip(".")
-        if not token or token.lower() in _CODE_NOISE or len(token) < 3:
+        # a short name counts only as a called class (``Q(...)``, ``F(...)``)
+        short_class = called and token[:1].isupper() and token.isidentifier()
+        if not token or token.lower() in _CODE_NOISE or (len(token) < 3 and not short_class):
             return
         if token.lower() in STOP_WORDS and not is_code_like(token):
             return
@@ -291,9 +293,9 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
             parts = token.split(".")
             if parts[-1].lower() in _NOT_DOMAIN or any(not p for p in parts):
                 return
-            if len(parts) >= 3 and all(p.islower() or p == "_" for p in parts):
-                if token not in analysis.modules:
-                    analysis.modules.append(token)
+            is_module = len(parts) >= 3 and all(p.islower() or p == "_" for p in parts)
+            if is_module and token not in analysis.modules:
+                analysis.modules.append(token)
         identifiers[token] += weight
 
     title_tokens = set(_tokens(analysis.title))
@@ -302,7 +304,7 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
         for dotted in _DOTTED.findall(source):
             add_identifier(dotted, base)
         for called in _CALL.findall(source):
-            add_identifier(called.rsplit(".", 1)[-1], base)
+            add_identifier(called.rsplit(".", 1)[-1], base, called=True)
         for token in _tokens(source):
             if is_code_like(token) or (in_code and base > 1.0):
                 add_identifier(token, base * (2.0 if token in title_tokens else 1.0))

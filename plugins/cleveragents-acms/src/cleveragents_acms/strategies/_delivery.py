@@ -1,0 +1,291 @@
+"""ARCE's delivery: the parts of the likeliest files that most likely must change, in budget.
+
+Candidates are (file, unit) pairs valued by the file's probability times the
+unit's share of its file's evidence:
+
+* the whole file, when it is small enough (at most 60 % of the budget for the
+  best file, 30 % for the others): it holds every line that may change;
+* each function or method in full (a long one as its outline when the full
+  text cannot fit), valued by its fused search score and a local lexical score
+  against every term of the question (:class:`LocalScorer`);
+* each class or module as its outline (signatures), valued lower, so the
+  shape of the code around the delivered functions is there when it is cheap.
+
+Units are taken best first while they fit; nothing inside a unit already
+delivered in full is repeated. The best file's units carry the highest
+relevance and ``focus_distance`` 0 (the second file 1 …), so files keep their
+order through the pipeline's scorer and in the delivered context.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cleveragents.models.context import ContextFragment, ContextRequest
+from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
+
+from cleveragents_acms.strategies._support import (
+    BudgetFiller,
+    depths_from,
+    file_of,
+    is_callable,
+    is_container,
+    requested_depth,
+)
+from cleveragents_acms.strategies.query import QueryAnalysis, parts_of
+from cleveragents_acms.strategies.ranking import normalise
+
+if TYPE_CHECKING:
+    from cleveragents.models.uko import UKONode
+    from cleveragents.protocols.backends import BackendSet
+
+    from cleveragents_acms.strategies._evidence import Evidence
+    from cleveragents_acms.strategies._graph import GraphView
+
+__all__ = ["Delivery", "LocalScorer"]
+
+#: Share of the budget a whole file may take: the best file, any other.
+_WHOLE_FILE_SHARE = (0.6, 0.3)
+#: Share of the budget one function may take.
+_UNIT_SHARE = 0.5
+#: How sharply belief falls from the best file to the next (softmax temperature).
+_FILE_SHARPNESS = 4.0
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@dataclass
+class _Unit:
+    uri: str
+    file: str
+    value: float
+    depth: int
+    kind: str  # "file" | "node" | "outline"
+
+
+class Delivery:
+    """File-aware delivery of one assembly's evidence within its budget."""
+
+    def __init__(
+        self,
+        strategy: str,
+        request: ContextRequest,
+        backends: BackendSet,
+        view: GraphView,
+        evidence: Evidence,
+        budget: int,
+    ) -> None:
+        self.strategy = strategy
+        self.request = request
+        self.backends = backends
+        self.view = view
+        self.evidence = evidence
+        self.budget = budget
+        self.filler = BudgetFiller(backends, budget, strategy)
+        # strategy actors look broader and shallower, executors narrower and deeper (spec 000)
+        broad = "strateg" in (request.purpose or "").lower()
+        self.callable_depth = DEPTH_SIGNATURES if broad else DEPTH_FULL
+
+    def run(self, top_files: int) -> list[ContextFragment]:
+        files = self.evidence.file_scores()
+        ranked = sorted(files, key=lambda f: (-files[f], f))[:top_files]
+        if not ranked or files[ranked[0]] <= 0:
+            return []
+        probability = _probabilities(ranked, files)
+        members = self._members(ranked)
+        nodes = self.backends.nodes.nodes(  # type: ignore[union-attr]
+            [u for f in ranked for u in members[f]] + ranked
+        )
+        node_scores = normalise(self.evidence.fused)
+        local = LocalScorer(self.evidence.analysis, nodes)
+        units: list[_Unit] = []
+        for file_uri in ranked:
+            p = probability[file_uri]
+            units.append(_Unit(file_uri, file_uri, p, DEPTH_FULL, "file"))
+            shares = self._shares(members[file_uri], nodes, node_scores, local)
+            for uri, share in shares.items():
+                node = nodes[uri]
+                depth = requested_depth(self.request, node.uko_type)
+                if is_callable(node.uko_type):
+                    value, kind, default = p * share, "node", self.callable_depth
+                elif is_container(node.uko_type):
+                    value, kind, default = p * share * 0.6, "outline", DEPTH_SIGNATURES
+                else:
+                    value, kind, default = p * share * 0.5, "node", DEPTH_FULL
+                units.append(_Unit(uri, file_uri, value, depth or default, kind))
+        return self._take(units, ranked, probability, nodes)
+
+    def _members(self, files: list[str]) -> dict[str, list[str]]:
+        """Every node each file contains (three levels: classes, methods, nested)."""
+        members: dict[str, list[str]] = {f: [] for f in files}
+        owner = {f: f for f in files}
+        frontier = list(files)
+        for _ in range(3):
+            children = self.view.children(frontier)
+            frontier = []
+            for parent, found in children.items():
+                for child in found:
+                    if child not in owner:
+                        owner[child] = owner[parent]
+                        members[owner[parent]].append(child)
+                        frontier.append(child)
+            if not frontier:
+                break
+        return members
+
+    @staticmethod
+    def _shares(
+        members: list[str],
+        nodes: Mapping[str, UKONode],
+        node_scores: Mapping[str, float],
+        local: LocalScorer,
+    ) -> dict[str, float]:
+        """Each member's share of its file's evidence (the best member 1.0); imports left out."""
+        candidates = [u for u in members if u in nodes and not _is_import(nodes[u].uko_type)]
+        lexical = normalise({u: local.score(nodes[u]) for u in candidates})
+        combined = {
+            uri: 0.5 * node_scores.get(uri, 0.0) + 0.5 * lexical.get(uri, 0.0)
+            for uri in candidates
+        }
+        return normalise(combined)
+
+    def _take(
+        self,
+        units: list[_Unit],
+        ranked: list[str],
+        probability: Mapping[str, float],
+        nodes: Mapping[str, UKONode],
+    ) -> list[ContextFragment]:
+        filler = self.filler
+        whole: set[str] = set()
+        full: dict[str, list[str]] = defaultdict(list)
+        rank = {f: i for i, f in enumerate(ranked)}
+        units.sort(key=lambda u: (-u.value, rank[u.file], u.uri))
+        for unit in units:
+            if filler.remaining < 10:
+                break
+            if unit.file in whole:
+                continue
+            p = probability[unit.file]
+            relevance = p * (0.6 + 0.4 * min(1.0, unit.value / max(p, 1e-9)))
+            metadata = {"focus_distance": str(min(4, rank[unit.file]))}
+            node = nodes.get(unit.uri)
+            if unit.kind == "file":
+                share = _WHOLE_FILE_SHARE[0 if rank[unit.file] == 0 else 1]
+                added = filler.offer(
+                    unit.uri,
+                    [DEPTH_FULL],
+                    relevance,
+                    metadata=metadata,
+                    limit=int(self.budget * share),
+                    node=node,
+                )
+                if added is not None:
+                    whole.add(unit.file)
+                continue
+            if node is None or any(_inside(unit.uri, t) for t in full[unit.file]):
+                continue
+            floor = DEPTH_OUTLINE if unit.kind == "node" else DEPTH_MEMBERS
+            added = filler.offer(
+                unit.uri,
+                depths_from(unit.depth, floor),
+                relevance,
+                metadata=metadata,
+                limit=int(self.budget * _UNIT_SHARE),
+                node=node,
+            )
+            if added is not None and added.detail_depth >= DEPTH_FULL:
+                full[unit.file].append(unit.uri)
+        return filler.fragments
+
+
+def _probabilities(ranked: list[str], files: Mapping[str, float]) -> dict[str, float]:
+    """Each file's belief relative to the best file's (1.0): a softmax of the scores."""
+    best = files[ranked[0]] or 1.0
+    return {f: math.exp(_FILE_SHARPNESS * (files[f] / best - 1.0)) for f in ranked}
+
+
+def _is_import(uko_type: str) -> bool:
+    return uko_type.rsplit(":", 1)[-1] == "Import"
+
+
+def _inside(uri: str, container: str) -> bool:
+    return uri.startswith(container + ".") and file_of(uri) == file_of(container)
+
+
+class LocalScorer:
+    """BM25-like score of a node's text against every term of the question.
+
+    Document frequencies come from the candidate nodes themselves (the members
+    of the best files), so a word every function of those files uses counts
+    little. A node whose name the question mentions, that a traceback passes
+    through, or whose body quotes one of the question's messages gets a bonus.
+    """
+
+    def __init__(self, analysis: QueryAnalysis, nodes: Mapping[str, UKONode]) -> None:
+        self.terms = analysis.terms()
+        self.names = {n.lower() for n in analysis.names()}
+        self.trace = {t.lower() for t in analysis.trace_functions}
+        self.messages = [t for m in analysis.messages[:4] for t in _trigrams(m[:80])]
+        self._bags: dict[str, Counter[str]] = {}
+        frequency: Counter[str] = Counter()
+        wanted = set(self.terms)
+        for uri, node in nodes.items():
+            bag = self._bag(node)
+            self._bags[uri] = bag
+            frequency.update(wanted.intersection(bag))
+        total = max(1, len(nodes))
+        self.idf = {
+            t: math.log(1 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in self.terms
+        }
+        lengths = [sum(b.values()) for b in self._bags.values()] or [1]
+        self.average = max(1.0, sum(lengths) / len(lengths))
+
+    @staticmethod
+    def _text(node: UKONode) -> str:
+        if is_callable(node.uko_type):
+            return node.renderings.get(DEPTH_FULL, "") or node.rendering(DEPTH_FULL)
+        return " ".join(
+            [node.name, node.properties.get("signature", ""), node.properties.get("docstring", "")]
+        )
+
+    def _bag(self, node: UKONode) -> Counter[str]:
+        bag: Counter[str] = Counter()
+        for word, count in Counter(_WORD.findall(self._text(node))).items():
+            for part in parts_of(word):
+                if len(part) > 1:
+                    bag[part] += count
+        return bag
+
+    def score(self, node: UKONode) -> float:
+        bag = self._bags.get(node.uri)
+        if bag is None:
+            bag = self._bags[node.uri] = self._bag(node)
+        length = sum(bag.values())
+        norm = 1.2 * (0.25 + 0.75 * length / self.average)
+        score = 0.0
+        for term, weight in self.terms.items():
+            tf = bag.get(term, 0)
+            if tf:
+                score += min(weight, 3.0) * self.idf.get(term, 0.0) * tf * 2.2 / (tf + norm)
+        name = node.name.lower()
+        if name in self.names or node.qualname.lower() in self.names:
+            score = score * 1.5 + 5.0
+        if name in self.trace:
+            score += 5.0
+        if self.messages and is_callable(node.uko_type):
+            text = " " + " ".join(_TOKEN.findall(self._text(node).lower())) + " "
+            if any(trigram in text for trigram in self.messages):
+                score += 8.0
+        return score
+
+
+def _trigrams(message: str) -> list[str]:
+    """Runs of three words of ``message``, space-padded, to find it quoted in code."""
+    words = _TOKEN.findall(message.lower())
+    return [f" {' '.join(words[i : i + 3])} " for i in range(len(words) - 2)]

@@ -1,0 +1,236 @@
+"""ARCE's evidence: retrieval channels, their fusion, and the ranking of files.
+
+Node level: every focused text query (title, each salient name, prose,
+messages, traceback frames) is a ranking; so are the whole question searched
+as BM25 (:func:`issue_scores`), the mentioned paths and modules, the vector
+search and the graph neighbourhood. They are fused by weighted
+reciprocal-rank fusion with the spec's channel weights (text 0.4, vector 0.4,
+graph 0.2, renormalised over the channels present).
+
+File level (a change is made in files): each file's nodes are aggregated (the
+best node, then halving contributions), and four more kinds of evidence are
+added, each normalised to the best file:
+
+* the whole-question BM25 of the file's best nodes;
+* definitions: the file defines names the question mentions (``FilePathField``),
+  each name's weight shared among the files that define it;
+* path words: salient words of the question are the file's name or folders
+  (``sqlmigrate`` -> ``commands/sqlmigrate.py``), rarer path words counting more;
+* mentions: the question names the file, its module or a traceback frame in it.
+
+Test files and non-code files (documentation, data) are weighed down unless
+the question is about them: what must change is rarely the test or the prose.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cleveragents_acms.strategies._graph import path_of
+from cleveragents_acms.strategies._support import Hit, file_of, is_test_path
+from cleveragents_acms.strategies.query import STOP_WORDS, QueryAnalysis, parts_of
+from cleveragents_acms.strategies.ranking import normalise, reciprocal_rank_fusion
+
+__all__ = [
+    "CHANNEL_WEIGHTS",
+    "FILE_WEIGHTS",
+    "Evidence",
+    "issue_chunks",
+    "raw_scores",
+]
+
+#: The spec's fusion weights per retrieval channel.
+CHANNEL_WEIGHTS: dict[str, float] = {"text": 0.4, "vector": 0.4, "graph": 0.2}
+#: How file evidence combines (each kind normalised to the best file first).
+FILE_WEIGHTS: dict[str, float] = {
+    "nodes": 0.3,
+    "issue": 0.5,
+    "definitions": 0.2,
+    "paths": 0.2,
+    "mentions": 0.3,
+}
+_RRF_K = 30.0
+#: The whole-question ranking's weight among the text channel's rankings.
+_ISSUE_WEIGHT = 1.5
+#: A mention ranking's weight among the text channel's rankings.
+_MENTION_WEIGHT = 0.5
+_TEST_FACTOR = 1 / 3
+_PROSE_FACTOR = 1 / 3
+_CODE_SUFFIXES = (
+    ".py", ".pyi", ".pyx", ".js", ".jsx", ".ts", ".tsx", ".go", ".rs", ".java", ".c", ".h",
+    ".cc", ".cpp", ".hpp", ".rb", ".php", ".kt", ".scala", ".cs", ".swift", ".m",
+)  # fmt: skip
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH_SPLIT = re.compile(r"[_\W]+")
+
+
+def raw_scores(hits: Iterable[Hit]) -> dict[str, float]:
+    """The BM25 scores behind a text backend's normalised ``raw / (best + 2)`` scores.
+
+    The best hit's score ``s`` gives ``best = 2s / (1 - s)``; every other raw
+    score follows. Raw scores of different queries add up like one query's.
+    """
+    hits = list(hits)
+    if not hits:
+        return {}
+    first = max(h.score for h in hits)
+    best = 2 * first / max(1e-9, 1 - first)
+    return {h.uri: h.score * (best + 2) for h in hits}
+
+
+def issue_chunks(text: str, *, words_per_query: int = 28, max_queries: int = 6) -> list[str]:
+    """The question's distinct words in order, as queries the text backend takes whole."""
+    seen: set[str] = set()
+    words: list[str] = []
+    for word in _WORD.findall(text):
+        key = word.lower()
+        if len(key) < 3 or key in STOP_WORDS or key in seen:
+            continue
+        seen.add(key)
+        words.append(word)
+    return [
+        " ".join(words[i : i + words_per_query])
+        for i in range(0, len(words), words_per_query)
+    ][:max_queries]
+
+
+def _decayed(scores: Iterable[float]) -> float:
+    ordered = sorted((s for s in scores if s > 0), reverse=True)[:6]
+    return sum(s * 0.5**i for i, s in enumerate(ordered))
+
+
+def per_file(scores: Mapping[str, float]) -> dict[str, float]:
+    """Node scores aggregated per file: the best, then halving contributions."""
+    grouped: dict[str, list[float]] = defaultdict(list)
+    for uri, score in scores.items():
+        grouped[file_of(uri)].append(score)
+    return {f: _decayed(s) for f, s in grouped.items()}
+
+
+@dataclass
+class Evidence:
+    """What one assembly has found so far, and its fusion."""
+
+    analysis: QueryAnalysis
+    hits: dict[str, Hit] = field(default_factory=dict)
+    #: focused text queries: (ranked URIs, weight)
+    text_lists: list[tuple[list[str], float]] = field(default_factory=list)
+    #: the whole question as BM25: URI -> summed raw score
+    issue: dict[str, float] = field(default_factory=dict)
+    vector_list: list[str] = field(default_factory=list)
+    #: nodes the question points at (focus items, paths, modules, frames)
+    mention_list: list[str] = field(default_factory=list)
+    graph_list: list[str] = field(default_factory=list)
+    #: node URI -> how strongly the question names it
+    definitions: dict[str, float] = field(default_factory=dict)
+    queried: set[str] = field(default_factory=set)
+    fused: dict[str, float] = field(default_factory=dict)
+
+    def add_hits(self, hits: Iterable[Hit]) -> None:
+        for hit in hits:
+            known = self.hits.get(hit.uri)
+            if known is None or hit.score > known.score:
+                self.hits[hit.uri] = hit
+
+    # -- node level ----------------------------------------------------------------------
+
+    def channel_weights(self) -> dict[str, float]:
+        present = {
+            "text": bool(self.text_lists or self.issue or self.mention_list),
+            "vector": bool(self.vector_list),
+            "graph": bool(self.graph_list),
+        }
+        total = sum(CHANNEL_WEIGHTS[c] for c, ok in present.items() if ok)
+        return {c: CHANNEL_WEIGHTS[c] / total if ok and total else 0.0 for c, ok in present.items()}
+
+    def fuse(self) -> dict[str, float]:
+        weights = self.channel_weights()
+        text: list[tuple[list[str], float]] = list(self.text_lists)
+        if self.issue:
+            text.append((sorted(self.issue, key=lambda u: -self.issue[u]), _ISSUE_WEIGHT))
+        if self.mention_list:
+            text.append((self.mention_list, _MENTION_WEIGHT))
+        text_total = sum(w for _, w in text) or 1.0
+        rankings = [(ranking, weights["text"] * w / text_total) for ranking, w in text]
+        rankings.append((self.vector_list, weights["vector"]))
+        rankings.append((self.graph_list, weights["graph"]))
+        self.fused = reciprocal_rank_fusion(rankings, k=_RRF_K)
+        return self.fused
+
+    def top(self, count: int) -> list[str]:
+        return sorted(self.fused, key=lambda u: -self.fused[u])[:count]
+
+    # -- file level ----------------------------------------------------------------------
+
+    def file_scores(self) -> dict[str, float]:
+        """Every candidate file's combined evidence (see the module docstring)."""
+        kinds = {
+            "nodes": normalise(per_file(self.fused)),
+            "issue": normalise(per_file(self.issue)),
+            "definitions": normalise(per_file(self.definitions)),
+            "paths": normalise(self.path_matches()),
+            "mentions": dict.fromkeys((file_of(u) for u in self.mention_list), 1.0),
+        }
+        files: set[str] = set().union(*kinds.values())
+        about_tests = bool({"test", "tests", "testing"} & set(self.analysis.keywords))
+        about_docs = bool(
+            {"doc", "docs", "documentation", "docstring"} & set(self.analysis.keywords)
+        )
+        scores: dict[str, float] = {}
+        for file_uri in files:
+            score = sum(FILE_WEIGHTS[k] * kinds[k].get(file_uri, 0.0) for k in kinds)
+            path = path_of(file_uri)
+            if not about_tests and is_test_path(path):
+                score *= _TEST_FACTOR
+            if not about_docs and not path.endswith(_CODE_SUFFIXES):
+                score *= _PROSE_FACTOR
+            scores[file_uri] = score
+        return scores
+
+    def path_matches(self) -> dict[str, float]:
+        """Files whose name or folders are salient words of the question (rare ones count more)."""
+        terms: dict[str, float] = {}
+        for word, weight in self.analysis.keywords.items():
+            key = _singular(word.lower())
+            terms[key] = max(terms.get(key, 0.0), weight)
+        for name, weight in self.analysis.identifiers.items():
+            for part in [name.lower(), *parts_of(name)]:
+                key = _singular(part)
+                terms[key] = max(terms.get(key, 0.0), weight)
+        candidates = {file_of(u) for u in self.hits} | {file_of(u) for u in self.issue}
+        words = {f: _path_words(path_of(f)) for f in candidates}
+        spread: Counter[str] = Counter()
+        for found in words.values():
+            spread.update(found)
+        out: dict[str, float] = {}
+        for file_uri, found in words.items():
+            score = sum(
+                w * min(terms[t], 4.0) / math.log(2 + spread[t])
+                for t, w in found.items()
+                if len(t) > 2 and t in terms
+            )
+            if score > 0:
+                out[file_uri] = score
+        return out
+
+
+def _singular(word: str) -> str:
+    """``plugins`` -> ``plugin``, ``formsets`` -> ``formset`` (``class``, ``status`` stay)."""
+    if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _path_words(path: str) -> dict[str, float]:
+    """Words of a path: the file's stem and its parts (1.0), folder names (0.5)."""
+    parts = path.lower().split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    words = {_singular(p): 1.0 for p in _PATH_SPLIT.split(stem) if p}
+    words[_singular(stem)] = 1.0
+    for folder in parts[:-1]:
+        words.setdefault(_singular(folder), 0.5)
+    return words

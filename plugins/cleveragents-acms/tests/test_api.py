@@ -1,0 +1,78 @@
+"""The Python API: one call from a folder and a question to an AssembledContext."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cleveragents.errors import NotFoundError, ValidationError
+from cleveragents.models.context import ContextRequest
+from cleveragents_acms import api
+from cleveragents_acms.pipeline.tokenizers import get_tokenizer
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctx_probe_path: Path) -> Path:
+    """A fresh home with the probe plugin installed and enabled (as a user's environment)."""
+    monkeypatch.syspath_prepend(str(ctx_probe_path))
+    monkeypatch.setenv("CLEVERAGENTS_CONTEXT__STRATEGIES__ENABLED", '["probe-keyword"]')
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    """A small package: the kernel's plugin host and registry."""
+    root = tmp_path / "my-lib"
+    (root / "lib").mkdir(parents=True)
+    for name in ("plugins.py", "registry.py", "errors.py"):
+        source = Path(__file__).resolve().parents[3] / "cleveragents-core/src/cleveragents" / name
+        shutil.copy(source, root / "lib" / name)
+    return root
+
+
+def test_one_call_from_a_path_and_a_question(home: Path, library: Path) -> None:
+    """Indexes the folder (project named after it) and returns a budgeted context."""
+    context = api.assemble("how is a failing plugin skipped", path=library, budget=1500)
+    cl100k = get_tokenizer("cl100k")
+    used = sum(cl100k.count(f.content) for f in context.fragments) + cl100k.count(
+        context.preamble or ""
+    )
+    assert context.fragments and used <= 1500
+    assert {f.provenance.path for f in context.fragments} <= {
+        "lib/plugins.py",
+        "lib/registry.py",
+        "lib/errors.py",
+    }
+    service = api.open_context()
+    assert service.history.last("my-lib") is not None  # project defaults to the folder name
+    (library / "lib" / "extra.py").write_text("def skip_failing_plugin():\n    return True\n")
+    again = api.assemble("skip_failing_plugin", path=library, budget=1500)
+    assert any(f.provenance.path == "lib/extra.py" for f in again.fragments)  # re-indexed
+    by_name = api.assemble("registry resolve", project="my-lib", budget=800, model="gpt-4o")
+    assert by_name.budget.available_tokens == 800
+
+
+def test_open_context_gives_the_service(home: Path, library: Path, tmp_path: Path) -> None:
+    """open_context(home) serves repeated assemblies and expand()."""
+    service = api.open_context(home)
+    assert api.open_context() is service
+    api.assemble("plugin host", path=library, project="lib", budget=600)
+    context = service.assemble(ContextRequest(query="plugin host"), project="lib", budget=600)
+    dropped = context.dropped[0]
+    assert service.expand(dropped.uko_node, project="lib").provenance.path == dropped.path
+
+
+def test_api_errors(home: Path, library: Path) -> None:
+    with pytest.raises(ValidationError, match="empty"):
+        api.assemble("   ", path=library)
+    with pytest.raises(ValidationError, match="budget"):
+        api.assemble("x", path=library, budget=0)
+    with pytest.raises(ValidationError, match=r"give path= .* or project="):
+        api.assemble("x")
+    with pytest.raises(NotFoundError, match="project 'nowhere' not found"):
+        api.assemble("x", project="nowhere")
+    with pytest.raises(ValidationError, match="path does not exist"):
+        api.assemble("x", path=library / "missing")
