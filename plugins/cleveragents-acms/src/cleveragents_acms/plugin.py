@@ -12,9 +12,11 @@ def register_commands(cli: object) -> None:
     from cleveragents_acms.cli.context_cmd import context
     from cleveragents_acms.cli.index_cmd import index
     from cleveragents_acms.cli.project_context_cmd import project_context
+    from cleveragents_acms.cli.vector_cmd import vector
 
     cli.add_command(index)  # type: ignore[attr-defined]
     cli.add_command(context)  # type: ignore[attr-defined]
+    cli.add_command(vector)  # type: ignore[attr-defined]
     project = getattr(cli, "commands", {}).get("project")
     if project is not None and hasattr(project, "add_command"):
         project.add_command(project_context)  # `project context set|show|inspect|simulate`

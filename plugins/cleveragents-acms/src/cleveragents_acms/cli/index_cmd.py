@@ -118,8 +118,9 @@ def status(app: App, project: str | None, as_json: bool) -> None:
     service = service_for(app)
     service.cleanup_stale_indexing()
     indexes = service.list_indexes(project)
+    vectors = {m.project_name: _vector_summary(app, m.project_name) for m in indexes}
     if as_json:
-        emit_json([m.to_dict() for m in indexes])
+        emit_json([{**m.to_dict(), "vectors": vectors[m.project_name]} for m in indexes])
         return
     rows = [
         {
@@ -131,8 +132,41 @@ def status(app: App, project: str | None, as_json: bool) -> None:
             "errors": m.error_count,
             "language": m.primary_language,
             "indexed at": m.indexed_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "vectors": _vector_label(vectors[m.project_name]),
         }
         for m in indexes
     ]
-    columns = ["project", "path", "status", "files", "nodes", "errors", "language", "indexed at"]
+    columns = [
+        "project",
+        "path",
+        "status",
+        "files",
+        "nodes",
+        "errors",
+        "language",
+        "vectors",
+        "indexed at",
+    ]
     emit_table(rows, columns, empty="No indexes yet: run `cleveragents index PATH`.")
+
+
+def _vector_summary(app: App, project: str) -> dict[str, Any] | None:
+    """Count, dimension and embedder of the project's vector index, read without loading it."""
+    from cleveragents import paths
+
+    view = app.registry.backends.vector
+    for name in view:
+        describe = getattr(view[name], "describe", None)
+        info = describe(paths.index_dir("vector", project)) if describe else None
+        if info:
+            keys = ("count", "dimension", "embedder", "index_type", "corrupt")
+            return {k: info[k] for k in keys if k in info}
+    return None
+
+
+def _vector_label(summary: dict[str, Any] | None) -> str:
+    if not summary:
+        return "-"
+    if "corrupt" in summary:
+        return "corrupt: run `cleveragents vector rebuild`"
+    return f"{summary.get('count', 0)} x {summary.get('dimension')}d ({summary.get('embedder')})"

@@ -197,7 +197,22 @@ class ProjectReaders:
         if empty:
             _close(backend)
             return None
+        self._use_embedder_of(registry, backend)
         return backend
+
+    def _use_embedder_of(self, registry: Any, backend: Any) -> None:
+        """Queries must be embedded by the embedder the index was built with."""
+        from cleveragents_acms.strategies.semantic import set_embedder_provider
+
+        name = getattr(backend, "embedder_name", None)
+        if name and name in registry.embedders:
+            set_embedder_provider(lambda: registry.embedders[name])
+        else:
+            set_embedder_provider(None)
+            self.notes.append(
+                f"vector search unavailable: the index was built with embedder '{name}', "
+                "which is not installed; run `cleveragents vector rebuild`"
+            )
 
     def close(self) -> None:
         for handle in (self.text, self.graph, self.vector, self.nodes):

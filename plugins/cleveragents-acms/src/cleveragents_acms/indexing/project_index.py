@@ -15,11 +15,12 @@ from typing import Any
 from cleveragents import paths
 from cleveragents.errors import ConfigurationError, NotFoundError
 from cleveragents_acms.indexing.store import NodeStore
+from cleveragents_acms.indexing.vectors import VectorIndex, open_vector_index
 
 __all__ = ["ProjectIndex", "open_backend"]
 
 
-def open_backend(registry: Any, config: Any, kind: str, location: Path) -> Any | None:
+def open_backend(registry: Any, config: Any, kind: str, location: Path, **extra: Any) -> Any | None:
     """Instantiate the configured ``kind`` backend class at ``location`` (None if absent)."""
     view = registry[f"{kind}-backend"]
     if not len(view):
@@ -34,7 +35,7 @@ def open_backend(registry: Any, config: Any, kind: str, location: Path) -> Any |
         name = sorted(view)[0]
     options = (config.get(f"index.{kind}.options") or {}) if config is not None else {}
     location.mkdir(parents=True, exist_ok=True)
-    return view[name](location, **options)
+    return view[name](location, **{**options, **extra})
 
 
 @dataclass
@@ -45,10 +46,20 @@ class ProjectIndex:
     text: Any
     graph: Any
     nodes: NodeStore
+    #: Present when a vector plugin is installed (opened for writing only).
+    vectors: VectorIndex | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, project: str, registry: Any, config: Any, *, create: bool = True) -> ProjectIndex:
+    def open(
+        cls,
+        project: str,
+        registry: Any,
+        config: Any,
+        *,
+        create: bool = True,
+        with_vectors: bool = False,
+    ) -> ProjectIndex:
         graph_dir = paths.index_dir("graph", project)
         if not create and not (graph_dir / "nodes.db").exists():
             raise NotFoundError(
@@ -57,10 +68,11 @@ class ProjectIndex:
             )
         text = open_backend(registry, config, "text", paths.index_dir("text", project))
         graph = open_backend(registry, config, "graph", graph_dir / "store")
-        return cls(project, text, graph, NodeStore(graph_dir / "nodes.db"))
+        vectors = open_vector_index(registry, config, project) if with_vectors else None
+        return cls(project, text, graph, NodeStore(graph_dir / "nodes.db"), vectors)
 
     def close(self) -> None:
-        for backend in (self.text, self.graph, self.nodes):
+        for backend in (self.text, self.graph, self.nodes, self.vectors):
             close = getattr(backend, "close", None)
             if close is not None:
                 close()

@@ -163,9 +163,14 @@ class RepoIndexingService:
         """Drop the resource from the project's stores and its status rows."""
         found = False
         for metadata in [m for m in self.list_indexes(project) if m.resource_id == resource_id]:
-            index = ProjectIndex.open(metadata.project_name, self.registry, self.config)
+            index = ProjectIndex.open(
+                metadata.project_name, self.registry, self.config, with_vectors=True
+            )
             try:
                 index.nodes.delete_resource(resource_id)
+                if index.vectors is not None:
+                    index.vectors.backend.delete_resource(resource_id)
+                    index.vectors.commit()
                 if index.text is not None:
                     index.text.delete_resource(resource_id)
                     index.text.commit()
@@ -365,7 +370,7 @@ class RepoIndexingService:
         """Apply the run to the project's stores; all-or-nothing for text and node store."""
         if not changed and not removed:
             return
-        index = ProjectIndex.open(project, self.registry, self.config)
+        index = ProjectIndex.open(project, self.registry, self.config, with_vectors=True)
         valid_from = _now().isoformat()
         try:
             paths = [a.relative for a in changed] + list(removed)
@@ -417,6 +422,10 @@ class RepoIndexingService:
                     index.graph.add_nodes(
                         versions[start : start + _GRAPH_BATCH], valid_from=_parse(valid_from)
                     )
+            if index.vectors is not None:
+                index.vectors.remove(retired + revised_uris)
+                index.vectors.add([n for n, _, _ in inserts], resource_id)
+                index.vectors.commit()
             if index.text is not None:
                 index.text.commit()
             index.nodes.commit()
@@ -424,6 +433,8 @@ class RepoIndexingService:
             index.nodes.rollback()
             if index.text is not None:
                 index.text.rollback()
+            if index.vectors is not None:
+                index.vectors.rollback()
             raise
         finally:
             index.close()

@@ -1,0 +1,122 @@
+"""Embedding UKO nodes into the vector backend, when a vector plugin is installed.
+
+Without a registered vector backend and embedder this module does nothing and
+ACMS runs on text and graph alone. With them, every new node version is
+embedded during indexing (one chunk per node: function, class, section …,
+its URI as id) and retired versions are removed, in the same run and with the
+same all-or-nothing commit as the text index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cleveragents import paths
+from cleveragents.errors import ConfigurationError
+from cleveragents.models.uko import UKONode
+from cleveragents.protocols.backends import EmbeddingChunk
+
+__all__ = ["VectorIndex", "choose_embedder", "chunk_text", "open_vector_index"]
+
+#: Characters of a node's text that are embedded (the head carries name, signature, docs).
+_CHUNK_CHARS = 3000
+_BATCH = 256
+
+
+def choose_embedder(registry: Any, config: Any) -> tuple[str, Any] | None:
+    """``(name, embedder)`` per ``index.embedding.provider``; ``auto`` takes the preferred one."""
+    view = registry.embedders
+    if not len(view):
+        return None
+    wanted = config.get("index.embedding.provider", "auto") if config is not None else "auto"
+    if wanted and wanted != "auto":
+        return wanted, view.get_or_error(wanted)
+    ranked = sorted(view, key=lambda name: -int(getattr(view[name], "preference", 0)))
+    return ranked[0], view[ranked[0]]
+
+
+def chunk_text(node: UKONode) -> str:
+    """What is embedded for a node: its full text when short, its outline otherwise."""
+    text = node.rendering(9)
+    if len(text) > _CHUNK_CHARS:
+        text = node.rendering(6)
+    return f"{node.qualname or node.name}\n{text[:_CHUNK_CHARS]}"
+
+
+@dataclass
+class VectorIndex:
+    """A project's vector backend with the embedder its vectors come from."""
+
+    backend: Any
+    embedder_name: str
+    embedder: Any
+
+    def add(self, nodes: Sequence[UKONode], resource_id: str) -> int:
+        added = 0
+        for start in range(0, len(nodes), _BATCH):
+            batch = nodes[start : start + _BATCH]
+            texts = [chunk_text(n) for n in batch]
+            vectors = self.embedder.embed(texts)
+            chunks = [
+                EmbeddingChunk(
+                    n.uri,
+                    n.rendering(4)[:1000],
+                    {
+                        "resource_id": resource_id,
+                        "path": n.path,
+                        "start_line": str(n.start_line),
+                        "end_line": str(n.end_line),
+                        "uko_type": n.uko_type,
+                    },
+                )
+                for n in batch
+            ]
+            added += self.backend.add(chunks, vectors, resource_id=resource_id)
+        return added
+
+    def remove(self, uris: Sequence[str]) -> None:
+        if uris:
+            self.backend.delete_uris(uris)
+
+    def commit(self) -> None:
+        self.backend.commit()
+
+    def rollback(self) -> None:
+        rollback = getattr(self.backend, "rollback", None)
+        if rollback is not None:
+            rollback()
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def open_vector_index(
+    registry: Any, config: Any, project: str, *, reset: bool = False
+) -> VectorIndex | None:
+    """The project's vector index, or None when no vector plugin is installed.
+
+    An index built with another embedder or dimension raises ConfigurationError
+    that names ``cleveragents vector rebuild``; ``reset=True`` empties it for
+    that rebuild instead.
+    """
+    from cleveragents_acms.indexing.project_index import open_backend
+
+    if not len(registry.backends.vector):
+        return None
+    chosen = choose_embedder(registry, config)
+    if chosen is None:
+        return None
+    name, embedder = chosen
+    location = paths.index_dir("vector", project)
+    options = {"embedder": name, "dimension": int(embedder.dimension)}
+    try:
+        backend = open_backend(registry, config, "vector", location, **options)
+    except ConfigurationError:
+        if not reset:
+            raise
+        backend = open_backend(registry, config, "vector", location)
+    if reset:
+        backend.reset(embedder=name, dimension=int(embedder.dimension))
+    return VectorIndex(backend, name, embedder)

@@ -1,0 +1,118 @@
+"""ACMS with the FAISS plugin installed: nodes are embedded while indexing; without it, ACMS degrades."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cleveragents
+
+pytest.importorskip("cleveragents_acms")
+pytest.importorskip("cleveragents_backend_faiss")
+
+CLI = str(Path(sys.executable).with_name("cleveragents"))
+
+
+def _run(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "CLEVERAGENTS_HOME": str(home),
+        "CLEVERAGENTS_INDEX__EMBEDDING__PROVIDER": "hashing-ngram",
+    }
+    done = subprocess.run([CLI, *args], env=env, capture_output=True, text=True, timeout=300)
+    if check:
+        assert done.returncode == 0, f"{args}: {done.stderr}"
+    return done
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> tuple[Path, Path]:
+    """The kernel's sources indexed into project `demo`; returns (home, repository)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(
+        Path(cleveragents.__file__).parent,
+        repo / "cleveragents",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    home = tmp_path / "home"
+    _run(home, "index", str(repo), "--project", "demo")
+    return home, repo
+
+
+def _status(home: Path) -> dict:
+    (status,) = json.loads(_run(home, "index", "status", "--json").stdout)
+    return status
+
+
+def test_every_node_is_embedded_and_changes_replace_vectors(indexed: tuple[Path, Path]) -> None:
+    """One vector per current node; an edited file replaces its vectors instead of adding."""
+    home, repo = indexed
+    status = _status(home)
+    assert status["vectors"]["count"] == status["node_count"]
+    assert status["vectors"]["embedder"] == "hashing-ngram"
+    target = repo / "cleveragents" / "paths.py"
+    target.write_text(target.read_text() + "\n\ndef vector_probe() -> None:\n    pass\n")
+    _run(home, "index", str(repo), "--project", "demo")
+    after = _status(home)
+    assert after["node_count"] == status["node_count"] + 1
+    assert after["vectors"]["count"] == after["node_count"]
+
+
+def test_semantic_strategy_runs_on_the_vectors(indexed: tuple[Path, Path]) -> None:
+    """With vectors present, semantic-embedding contributes to an assembly."""
+    home, _ = indexed
+    out = _run(
+        home,
+        "context",
+        "assemble",
+        "where are plugin entry points loaded",
+        "--project",
+        "demo",
+        "--budget",
+        "3000",
+        "--strategy",
+        "semantic-embedding",
+        "--json",
+    )
+    data = json.loads(out.stdout)
+    assert "semantic-embedding" in data["strategies_used"]
+    assert data["total_tokens"] + data["preamble_tokens"] <= 3000
+
+
+def test_rebuild_restores_the_vector_index(indexed: tuple[Path, Path]) -> None:
+    """`vector rebuild` re-embeds every node, e.g. after the index files were lost."""
+    home, _ = indexed
+    shutil.rmtree(home / "index" / "vector" / "demo")
+    out = json.loads(_run(home, "vector", "rebuild", "--project", "demo", "--json").stdout)
+    assert out["vectors"] == _status(home)["node_count"]
+    assert _status(home)["vectors"]["count"] == out["vectors"]
+
+
+def test_without_the_plugin_acms_degrades(indexed: tuple[Path, Path]) -> None:
+    """With the FAISS plugin disabled, assembly still works on text and graph."""
+    home, _ = indexed
+    out = _run(
+        home,
+        "-p",
+        "no:faiss",
+        "context",
+        "assemble",
+        "plugin entry points",
+        "--project",
+        "demo",
+        "--budget",
+        "2000",
+        "--json",
+    )
+    data = json.loads(out.stdout)
+    assert data["fragments"]
+    assert "semantic-embedding" not in data["strategies_used"]
+    missing = _run(home, "-p", "no:faiss", "vector", "rebuild", "--project", "demo", check=False)
+    assert missing.returncode != 0
+    assert "no vector backend" in missing.stderr
