@@ -1,4 +1,4 @@
-"""ACMS with the FAISS plugin installed: nodes are embedded while indexing; without it, ACMS degrades."""
+"""ACMS with the FAISS plugin: nodes are embedded while indexing; without it, ACMS degrades."""
 
 from __future__ import annotations
 

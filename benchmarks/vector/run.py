@@ -32,6 +32,7 @@ import argparse
 import ast
 import importlib.metadata as metadata
 import json
+import os
 import platform
 import re
 import statistics
@@ -46,6 +47,7 @@ from typing import Any
 
 import faiss
 import numpy as np
+
 from cleveragents.protocols import EmbeddingChunk
 from cleveragents_backend_faiss.backend import FaissVectorBackend
 from cleveragents_backend_faiss.embedders import (
@@ -60,7 +62,7 @@ LATENT = 48
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 96
 
 
-# -- data -------------------------------------------------------------------------------------
+# -- data -----------------------------------------------------------------------------------------
 
 
 def clustered(count: int, queries: int, dim: int = DIM, seed: int = 0) -> tuple[Any, Any]:
@@ -91,7 +93,7 @@ def uniform(count: int, queries: int, dim: int = DIM, seed: int = 1) -> tuple[An
     return data[:count], data[count:]
 
 
-# -- timing helpers --------------------------------------------------------------------------------
+# -- timing helpers -------------------------------------------------------------------------------
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -111,6 +113,28 @@ def per_query_ms(search: Callable[[Any], Any], queries: Any) -> tuple[float, lis
     return statistics.median(times) * 1000, answers
 
 
+def faiss_latency(search: Callable[[Any], Any], queries: Any) -> tuple[float, list[Any]]:
+    """Single-query FAISS latency on one OpenMP thread, as the backend searches."""
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        return per_query_ms(search, queries)
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def numpy_latency(vectors: Any, queries: Any) -> tuple[float, list[Any]]:
+    """Brute-force numpy latency: the better of BLAS's default threads and one thread."""
+    best, answers = per_query_ms(lambda q: numpy_top_k(vectors, q), queries)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return best, answers
+    with threadpool_limits(limits=1, user_api="blas"):
+        single, _ = per_query_ms(lambda q: numpy_top_k(vectors, q), queries)
+    return min(best, single), answers
+
+
 def numpy_top_k(vectors: Any, query: Any, k: int = TOP_K) -> Any:
     scores = vectors @ query
     best = np.argpartition(-scores, k - 1)[:k]
@@ -122,7 +146,7 @@ def recall(found: Iterable[Any], truth: Iterable[Any]) -> float:
     return sum(len(set(map(int, f)) & set(map(int, t))) / TOP_K for f, t in pairs) / len(pairs)
 
 
-# -- 1. index ---------------------------------------------------------------------------------------
+# -- 1. index -------------------------------------------------------------------------------------
 
 
 def bench_index(count: int, n_queries: int, with_uniform: bool) -> dict[str, Any]:
@@ -131,11 +155,11 @@ def bench_index(count: int, n_queries: int, with_uniform: bool) -> dict[str, Any
 
     build, matrix = timed(lambda: np.ascontiguousarray(vectors.copy()))
     row["numpy_build_s"] = build
-    row["numpy_query_ms"], truth = per_query_ms(lambda q: numpy_top_k(matrix, q), queries)
+    row["numpy_query_ms"], truth = numpy_latency(matrix, queries)
 
     flat = faiss.IndexFlatIP(DIM)
     row["flat_build_s"], _ = timed(lambda: flat.add(vectors))
-    row["flat_query_ms"], flat_answers = per_query_ms(
+    row["flat_query_ms"], flat_answers = faiss_latency(
         lambda q: flat.search(q[None], TOP_K)[1][0], queries
     )
     row["flat_recall"] = recall(flat_answers, truth)
@@ -155,7 +179,7 @@ def bench_hnsw(vectors: Any, queries: Any, truth: list[Any], prefix: str) -> dic
     hnsw.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
     hnsw.hnsw.efSearch = HNSW_EF_SEARCH
     build, _ = timed(lambda: hnsw.add(vectors))
-    latency, answers = per_query_ms(lambda q: hnsw.search(q[None], TOP_K)[1][0], queries)
+    latency, answers = faiss_latency(lambda q: hnsw.search(q[None], TOP_K)[1][0], queries)
     return {
         f"{prefix}_build_s": build,
         f"{prefix}_query_ms": latency,
@@ -163,7 +187,34 @@ def bench_hnsw(vectors: Any, queries: Any, truth: list[Any], prefix: str) -> dic
     }
 
 
-# -- 2. backend -------------------------------------------------------------------------------------
+def bench_real(units: list[tuple[str, str, str]], n_queries: int) -> dict[str, Any]:
+    """HNSW recall and latency on real vectors: hashing-ngram embeddings of code chunks."""
+    embedder = HashingNgramEmbedder()
+    sources = [source for _, source, _ in units]
+    questions = [doc.strip().split("\n\n")[0] for _, _, doc in units if len(doc.split()) >= 5]
+    questions = questions[:: max(1, len(questions) // n_queries)][:n_queries]
+    vectors = embedder.embed_array(sources)
+    queries = embedder.embed_array(questions)
+    dim = embedder.dimension
+    truth = [numpy_top_k(vectors, q) for q in queries]
+    numpy_ms, _ = numpy_latency(vectors, queries)
+    hnsw = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    hnsw.hnsw.efSearch = HNSW_EF_SEARCH
+    build, _ = timed(lambda: hnsw.add(vectors))
+    latency, answers = faiss_latency(lambda q: hnsw.search(q[None], TOP_K)[1][0], queries)
+    return {
+        "vectors": len(sources),
+        "dim": dim,
+        "queries": len(questions),
+        "numpy_query_ms": numpy_ms,
+        "hnsw_build_s": build,
+        "hnsw_query_ms": latency,
+        "hnsw_recall": recall(answers, truth),
+    }
+
+
+# -- 2. backend -----------------------------------------------------------------------------------
 
 
 def bench_backend(count: int, n_queries: int) -> dict[str, Any]:
@@ -210,10 +261,10 @@ def bench_backend(count: int, n_queries: int) -> dict[str, Any]:
     return row
 
 
-# -- 3. embedders ------------------------------------------------------------------------------------
+# -- 3. embedders ---------------------------------------------------------------------------------
 
 
-def code_units(limit_files: int = 3000) -> list[tuple[str, str, str]]:
+def code_units(limit_files: int = 1200) -> list[tuple[str, str, str]]:
     """(qualified name, source, docstring) of functions and classes in installed packages."""
     site = Path(sysconfig.get_paths()["purelib"])
     files = sorted(site.rglob("*.py"), key=lambda p: zlib.crc32(str(p.relative_to(site)).encode()))
@@ -224,10 +275,11 @@ def code_units(limit_files: int = 3000) -> list[tuple[str, str, str]]:
             tree = ast.parse(source)
         except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
             continue
+        lines = source.splitlines()
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                segment = ast.get_source_segment(source, node)
-                if segment and 80 <= len(segment) <= 6000:
+                segment = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+                if 80 <= len(segment) <= 6000:
                     units.append(
                         (f"{path.name}:{node.name}", segment, ast.get_docstring(node) or "")
                     )
@@ -282,8 +334,9 @@ def installed_mb(names: Iterable[str]) -> float:
     return total / 1e6
 
 
-def bench_embedders(throughput_chunks: int, quality_units: int) -> list[dict[str, Any]]:
-    units = code_units()
+def bench_embedders(
+    units: list[tuple[str, str, str]], throughput_chunks: int, quality_units: int
+) -> list[dict[str, Any]]:
     with_doc = [u for u in units if len(u[2].split()) >= 5]
     step = max(1, len(with_doc) // quality_units)
     quality_set = with_doc[::step][:quality_units]
@@ -323,7 +376,7 @@ def bench_embedders(throughput_chunks: int, quality_units: int) -> list[dict[str
     return rows
 
 
-# -- report -------------------------------------------------------------------------------------------
+# -- report ---------------------------------------------------------------------------------------
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -350,7 +403,10 @@ def report(results: dict[str, Any]) -> str:
             ]
         )
     if rows:
-        out.append(f"Index ({DIM}-d, top {TOP_K}, single-query median; x = speed-up over numpy)")
+        out.append(
+            f"Index ({DIM}-d, top {TOP_K}, single-query median; x = speed-up over the faster of "
+            "numpy with default BLAS threads and with one)"
+        )
     out.append(
         table(
             [
@@ -368,6 +424,25 @@ def report(results: dict[str, Any]) -> str:
         if rows
         else ""
     )
+    real = results.get("real")
+    if real:
+        out += [
+            "",
+            f"Real vectors: hashing-ngram embeddings of {real['vectors']:,} code chunks "
+            f"({real['dim']}-d), {real['queries']} docstring queries",
+            table(
+                ["numpy query", "HNSW build", "HNSW query", "HNSW recall@10"],
+                [
+                    [
+                        f"{real['numpy_query_ms']:.2f} ms",
+                        f"{real['hnsw_build_s']:.1f} s",
+                        f"{real['hnsw_query_ms']:.2f} ms "
+                        f"({real['numpy_query_ms'] / real['hnsw_query_ms']:.1f}x)",
+                        f"{real['hnsw_recall']:.3f}",
+                    ]
+                ],
+            ),
+        ]
     if results["backend"]:
         out += ["", "FaissVectorBackend end to end (20 resources of 5% each)"]
         out.append(
@@ -452,11 +527,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.million:
         sizes.append(1_000_000)
     results: dict[str, Any] = {
-        "machine": f"{platform.processor() or platform.machine()}, {faiss.omp_get_max_threads()} "
-        f"threads, Python {platform.python_version()}, faiss {faiss.__version__}, "
-        f"numpy {np.__version__}",
+        "machine": f"{platform.machine()}, {faiss.omp_get_max_threads()} threads, Python "
+        f"{platform.python_version()}, faiss {faiss.__version__}, numpy {np.__version__}, "
+        f"load average at start {os.getloadavg()[0]:.1f}",
         "index": [],
         "backend": [],
+        "real": None,
         "embedders": [],
     }
     for size in sizes:
@@ -466,9 +542,14 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_backend:
             print(f"backend: {size:,} vectors ...", file=sys.stderr, flush=True)
             results["backend"].append(bench_backend(size, args.queries))
+    units = code_units() if not (args.skip_embedders and args.skip_index) else []
+    if not args.skip_index:
+        print(f"index: real code vectors ({len(units):,} chunks) ...", file=sys.stderr, flush=True)
+        results["real"] = bench_real(units, args.queries)
     if not args.skip_embedders:
         print("embedders ...", file=sys.stderr, flush=True)
-        results["embedders"] = bench_embedders(args.throughput_chunks, args.quality_units)
+        results["embedders"] = bench_embedders(units, args.throughput_chunks, args.quality_units)
+    results["machine"] += f", at end {os.getloadavg()[0]:.1f}"
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from cleveragents.errors import ValidationError
 from cleveragents.protocols import EmbeddingChunk
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 import pytest
+
 from cleveragents.errors import ConfigurationError
 from cleveragents.testing.conformance import EmbedderConformance
 

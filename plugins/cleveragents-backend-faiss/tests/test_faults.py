@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from cleveragents.errors import ConfigurationError
 from cleveragents.protocols import EmbeddingChunk
 
@@ -15,6 +16,7 @@ pytest.importorskip(
     "cleveragents_backend_faiss", reason="cleveragents-backend-faiss is not installed"
 )
 import faiss
+
 from cleveragents_backend_faiss import storage
 from cleveragents_backend_faiss.backend import FaissVectorBackend
 

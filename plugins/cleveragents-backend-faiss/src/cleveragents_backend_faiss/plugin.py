@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from cleveragents import hookimpl
 from cleveragents.hookspecs import Register
-
 from cleveragents_backend_faiss.embedders import minilm_installed
 
 

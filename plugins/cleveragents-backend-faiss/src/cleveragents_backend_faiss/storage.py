@@ -35,6 +35,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MANIFEST_NAME",
     "CorruptIndexError",
+    "Entry",
     "FileRecord",
     "Manifest",
     "atomic_write_text",
@@ -42,10 +43,12 @@ __all__ = [
     "fsync_directory",
     "generation_names",
     "quarantine",
+    "read_entries",
     "read_manifest",
     "record_file",
     "remove_stale_files",
     "verify_file",
+    "write_entries",
 ]
 
 FORMAT_NAME = "cleveragents-faiss"
@@ -57,6 +60,16 @@ _CHUNK = 1 << 20
 
 class CorruptIndexError(Exception):
     """An index file is missing, truncated, altered or unreadable."""
+
+
+@dataclass(slots=True)
+class Entry:
+    """One live vector's record in the entries file."""
+
+    uri: str
+    resource_id: str
+    content: str
+    metadata: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -263,3 +276,37 @@ def commit_lock(location: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def read_entries(path: Path) -> dict[int, Entry]:
+    """The entries file as id -> Entry; a malformed line is CorruptIndexError."""
+    entries: dict[int, Entry] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                row = json.loads(line)
+                entry = Entry(
+                    str(row["uri"]),
+                    str(row["resource"]),
+                    str(row["content"]),
+                    {str(k): str(v) for k, v in row["metadata"].items()},
+                )
+                entries[int(row["id"])] = entry
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+                raise CorruptIndexError(f"{path.name} line {number} is malformed: {exc}") from exc
+    return entries
+
+
+def write_entries(path: Path, entries: dict[int, Entry]) -> None:
+    """Write the entries file: one JSON object per line, by ascending id."""
+    with path.open("w", encoding="utf-8") as handle:
+        for vector_id in sorted(entries):
+            entry = entries[vector_id]
+            row = {
+                "id": vector_id,
+                "uri": entry.uri,
+                "resource": entry.resource_id,
+                "content": entry.content,
+                "metadata": entry.metadata,
+            }
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from cleveragents.models.context import ContextFragment, ContextRequest
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
 
+from cleveragents_acms.strategies._graph import DEPENDS_ON
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
     depths_from,
@@ -55,6 +56,13 @@ _WHOLE_FILE_SHARE = (0.6, 0.3)
 _UNIT_SHARE = 0.5
 #: How sharply belief falls from the best file to the next (softmax temperature).
 _FILE_SHARPNESS = 4.0
+#: A callee's share is at least this much of its caller's.
+_CALLEE_SHARE = 0.7
+#: Calls are followed in this many of the best files.
+_CALL_FILES = 3
+#: The imports of the best files are worth this much of their file (edits often add one).
+_IMPORT_VALUE = 0.35
+_IMPORT_FILES = 3
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -103,11 +111,12 @@ class Delivery:
         )
         node_scores = normalise(self.evidence.fused)
         local = LocalScorer(self.evidence.analysis, nodes)
+        calls = self._calls([u for f in ranked[:_CALL_FILES] for u in members[f]])
         units: list[_Unit] = []
-        for file_uri in ranked:
+        for index, file_uri in enumerate(ranked):
             p = probability[file_uri]
             units.append(_Unit(file_uri, file_uri, p, DEPTH_FULL, "file"))
-            shares = self._shares(members[file_uri], nodes, node_scores, local)
+            shares = self._shares(members[file_uri], nodes, node_scores, local, calls)
             for uri, share in shares.items():
                 node = nodes[uri]
                 depth = requested_depth(self.request, node.uko_type)
@@ -118,7 +127,22 @@ class Delivery:
                 else:
                     value, kind, default = p * share * 0.5, "node", DEPTH_FULL
                 units.append(_Unit(uri, file_uri, value, depth or default, kind))
+            if index < _IMPORT_FILES:
+                units.extend(
+                    _Unit(uri, file_uri, p * _IMPORT_VALUE, DEPTH_FULL, "node")
+                    for uri in members[file_uri]
+                    if uri in nodes and _is_import(nodes[uri].uko_type)
+                )
         return self._take(units, ranked, probability, nodes)
+
+    def _calls(self, uris: list[str]) -> dict[str, list[str]]:
+        """``caller -> callees`` among ``uris`` (calls within the best files)."""
+        known = set(uris)
+        links = self.view.neighbours(uris, predicates=(DEPENDS_ON,), incoming=False)
+        return {
+            caller: [target for _, target, _ in found if target in known and target != caller]
+            for caller, found in links.items()
+        }
 
     def _members(self, files: list[str]) -> dict[str, list[str]]:
         """Every node each file contains (three levels: classes, methods, nested)."""
@@ -144,15 +168,30 @@ class Delivery:
         nodes: Mapping[str, UKONode],
         node_scores: Mapping[str, float],
         local: LocalScorer,
+        calls: Mapping[str, list[str]],
     ) -> dict[str, float]:
-        """Each member's share of its file's evidence (the best member 1.0); imports left out."""
+        """Each member's share of its file's evidence (the best member 1.0); imports left out.
+
+        A function the question points at often fails in what it calls, so a
+        callee gets at least ``_CALLEE_SHARE`` of its best caller's share (two
+        levels down).
+        """
         candidates = [u for u in members if u in nodes and not _is_import(nodes[u].uko_type)]
         lexical = normalise({u: local.score(nodes[u]) for u in candidates})
         combined = {
             uri: 0.5 * node_scores.get(uri, 0.0) + 0.5 * lexical.get(uri, 0.0)
             for uri in candidates
         }
-        return normalise(combined)
+        shares = normalise(combined)
+        for _ in range(2):
+            inherited = dict(shares)
+            for caller, callees in calls.items():
+                passed = shares.get(caller, 0.0) * _CALLEE_SHARE
+                for callee in callees:
+                    if callee in inherited and inherited[callee] < passed:
+                        inherited[callee] = passed
+            shares = inherited
+        return shares
 
     def _take(
         self,
