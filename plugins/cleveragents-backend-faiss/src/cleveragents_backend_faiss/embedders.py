@@ -283,7 +283,10 @@ def _load_minilm(dimension: int) -> Any:
 
 def minilm_installed() -> bool:
     """True when the ``[minilm]`` extra's packages are importable (checked without importing)."""
-    return all(importlib.util.find_spec(name) is not None for name in (MINILM_PACKAGE, "torch"))
+    try:
+        return all(importlib.util.find_spec(n) is not None for n in (MINILM_PACKAGE, "torch"))
+    except (ImportError, ValueError):  # a broken or deliberately hidden install
+        return False
 
 
 class MiniLMEmbedder:
