@@ -76,6 +76,11 @@ class ScopedTextView(_ScopedView):
 class ScopedVectorView(_ScopedView):
     """A VectorBackend that only ever searches its scope."""
 
+    @property
+    def embedder(self) -> Any:
+        """The embedder the index was built with, for embedding queries (None if unknown)."""
+        return getattr(self._backend, "embedder", None)
+
     def similarity_search(
         self,
         embedding: Sequence[float],

@@ -197,22 +197,18 @@ class ProjectReaders:
         if empty:
             _close(backend)
             return None
-        self._use_embedder_of(registry, backend)
-        return backend
+        return self._with_embedder(registry, backend)
 
-    def _use_embedder_of(self, registry: Any, backend: Any) -> None:
+    def _with_embedder(self, registry: Any, backend: Any) -> Any:
         """Queries must be embedded by the embedder the index was built with."""
-        from cleveragents_acms.strategies.semantic import set_embedder_provider
-
         name = getattr(backend, "embedder_name", None)
         if name and name in registry.embedders:
-            set_embedder_provider(lambda: registry.embedders[name])
-        else:
-            set_embedder_provider(None)
-            self.notes.append(
-                f"vector search unavailable: the index was built with embedder '{name}', "
-                "which is not installed; run `cleveragents vector rebuild`"
-            )
+            return VectorWithEmbedder(backend, registry.embedders[name])
+        self.notes.append(
+            f"semantic search unavailable: the vector index was built with embedder '{name}', "
+            "which is not installed; run `cleveragents vector rebuild`"
+        )
+        return backend
 
     def close(self) -> None:
         for handle in (self.text, self.graph, self.vector, self.nodes):
@@ -243,6 +239,17 @@ class PathFilteredText:
     ) -> list[TextResult]:
         results = self._inner.search(query, scope=scope, max_results=max_results * 2)
         return [r for r in results if _allowed(self._view, r.metadata)][:max_results]
+
+
+class VectorWithEmbedder:
+    """A vector backend paired with the embedder its vectors come from."""
+
+    def __init__(self, inner: Any, embedder: Any) -> None:
+        self._inner = inner
+        self.embedder = embedder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class PathFilteredVector:

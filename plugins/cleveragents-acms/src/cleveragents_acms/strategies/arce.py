@@ -230,7 +230,7 @@ class ArceStrategy:
     def _vector(self, request: ContextRequest, backends: BackendSet, evidence: Evidence) -> None:
         if backends.vector is None:
             return
-        embedder = _embedder(self)
+        embedder = _embedder(self, backends)
         if embedder is None:
             return
         embedding = embed_query(embedder, embedding_text(request))

@@ -6,9 +6,10 @@ the registered embedder with the highest ``preference``), and a strategy is
 built without arguments by the registry, so the embedder is found by
 :func:`_embedder`, in this order:
 
-1. the strategy's own ``embedder`` attribute (``SemanticEmbeddingStrategy(embedder=…)``,
-   or set on the registered instance by the context service);
-2. the provider installed with :func:`set_embedder_provider` (a callable
+1. the strategy's own ``embedder`` attribute (``SemanticEmbeddingStrategy(embedder=…)``);
+2. the embedder the vector backend was built with (``backends.vector.embedder``, set by
+   the context service for each assembly);
+3. the provider installed with :func:`set_embedder_provider` (a callable
    returning the embedder; the context service installs one that reads the
    kernel registry's ``embedder`` slot and the configuration, see
    :func:`choose_embedder`).
@@ -78,11 +79,14 @@ def choose_embedder(embedders: Mapping[str, Any], provider: str = "auto") -> Any
     return embedders[name]
 
 
-def _embedder(strategy: object) -> Embedder | None:
+def _embedder(strategy: object, backends: BackendSet | None = None) -> Embedder | None:
     """The embedder the strategy uses (see the module docstring for the lookup order)."""
     own = getattr(strategy, "embedder", None)
     if own is not None:
         return own  # type: ignore[no-any-return]
+    paired = getattr(backends.vector, "embedder", None) if backends is not None else None
+    if paired is not None:
+        return paired  # type: ignore[no-any-return]
     with _lock:
         provider = _provider[0] if _provider else None
     if provider is None:
@@ -141,7 +145,7 @@ class SemanticEmbeddingStrategy:
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         if backends.vector is None or not query_of(request).strip():
             return 0.0
-        return 0.6 if _embedder(self) is not None else 0.0
+        return 0.6 if _embedder(self, backends) is not None else 0.0
 
     def assemble(
         self,
@@ -152,7 +156,7 @@ class SemanticEmbeddingStrategy:
     ) -> list[ContextFragment]:
         if budget <= 0 or backends.vector is None or not query_of(request).strip():
             return []
-        embedder = _embedder(self)
+        embedder = _embedder(self, backends)
         if embedder is None:
             return []
         embedding = embed_query(embedder, embedding_text(request))
