@@ -4,7 +4,8 @@ Without a registered vector backend and embedder this module does nothing and
 ACMS runs on text and graph alone. With them, every new node version is
 embedded during indexing (one chunk per node: function, class, section …,
 its URI as id) and retired versions are removed, in the same run and with the
-same all-or-nothing commit as the text index.
+same all-or-nothing commit as the text index. Imports, attributes and
+variables are not embedded: they are found through their container.
 """
 
 from __future__ import annotations
@@ -18,10 +19,17 @@ from cleveragents.errors import ConfigurationError
 from cleveragents.models.uko import UKONode
 from cleveragents.protocols.backends import EmbeddingChunk
 
-__all__ = ["VectorIndex", "choose_embedder", "chunk_text", "open_vector_index"]
+__all__ = ["VectorIndex", "choose_embedder", "chunk_text", "embeddable", "open_vector_index"]
 
 #: Characters of a node's text that are embedded (the head carries name, signature, docs).
-_CHUNK_CHARS = 3000
+_CHUNK_CHARS = 1500
+#: Node kinds too small to be worth a vector of their own; their container carries them.
+_NOT_EMBEDDED = frozenset({"Import", "Attribute", "Variable", "Constant", "Field", "EnumMember"})
+
+
+def embeddable(node: UKONode) -> bool:
+    """Chunks are functions, classes, modules, sections …: not imports or attributes."""
+    return node.uko_type.rsplit(":", 1)[-1] not in _NOT_EMBEDDED
 _BATCH = 256
 
 
@@ -54,6 +62,7 @@ class VectorIndex:
     embedder: Any
 
     def add(self, nodes: Sequence[UKONode], resource_id: str) -> int:
+        nodes = [n for n in nodes if embeddable(n)]
         added = 0
         for start in range(0, len(nodes), _BATCH):
             batch = nodes[start : start + _BATCH]
