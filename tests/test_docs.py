@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from cleveragents import PROJECT_NAME, hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+
 from cleveragents.testing.fixtures import CliResult, find_console_script
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -66,7 +66,7 @@ def dir_size(path: Path) -> int:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -100,7 +100,8 @@ def main() -> None:
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     results["cold"] = {
-        "seconds": round(cold_s, 2), "files_indexed": cold.metadata.file_count,
+        "seconds": round(cold_s, 2),
+        "files_indexed": cold.metadata.file_count,
         "files_per_s": round(cold.metadata.file_count / cold_s, 1),
         "nodes": cold.metadata.node_count,
         "peak_rss_mb": round(max(own, children) / 1024, 1),
@@ -150,7 +151,8 @@ def main() -> None:
     }
     if rg_latencies:
         results["query_ms"]["speedup_vs_ripgrep_p50"] = round(  # type: ignore[index]
-            statistics.median(rg_latencies) / statistics.median(latencies), 1)
+            statistics.median(rg_latencies) / statistics.median(latencies), 1
+        )
     database.dispose()
     shutil.rmtree(work, ignore_errors=True)
     if args.json:

@@ -25,7 +25,9 @@ def measure(cmd: list[str], runs: int, env: dict[str, str]) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -48,8 +50,13 @@ def main() -> None:
         results = {name: measure(cmd, args.runs, env) for name, cmd in cases.items()}
     base = results["python -c pass"]
     rows = [
-        {"command": name, "median_s": round(t, 4), "ratio": round(t / base, 2),
-         "above_python_s": round(t - base, 4), "goal_met": t - base < 0.3}
+        {
+            "command": name,
+            "median_s": round(t, 4),
+            "ratio": round(t / base, 2),
+            "above_python_s": round(t - base, 4),
+            "goal_met": t - base < 0.3,
+        }
         for name, t in results.items()
     ]
     if args.json:
@@ -57,8 +64,10 @@ def main() -> None:
         return
     print(f"{'command':30} {'median s':>9} {'x python':>9} {'+s':>8}  goal <0.3s")
     for r in rows:
-        print(f"{r['command']:30} {r['median_s']:9.3f} {r['ratio']:9.2f} "
-              f"{r['above_python_s']:8.3f}  {'yes' if r['goal_met'] else 'NO'}")
+        print(
+            f"{r['command']:30} {r['median_s']:9.3f} {r['ratio']:9.2f} "
+            f"{r['above_python_s']:8.3f}  {'yes' if r['goal_met'] else 'NO'}"
+        )
 
 
 if __name__ == "__main__":

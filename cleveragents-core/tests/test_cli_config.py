@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents.testing.fixtures import CliResult
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz1234"

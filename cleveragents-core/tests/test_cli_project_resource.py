@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents.storage.database import Database, head_revision
 
 TIMEOUT_S = 60

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cleveragents.config import (
     DEFAULTS,
     PIPELINE_SLOTS,
@@ -24,8 +27,6 @@ from cleveragents.config import (
     toml_value,
 )
 from cleveragents.errors import ConfigurationError, ValidationError
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 KEY = "context.budget.skeleton-ratio"
 

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 import pytest
+
 from cleveragents import hookimpl
 from cleveragents.hookspecs import Register
 from cleveragents.models.context import DetailLevelMap

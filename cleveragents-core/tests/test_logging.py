@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents.errors import ValidationError
 from cleveragents.log import (
     BACKUP_COUNT,

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 import pytest
+
 from cleveragents import hookimpl
 from cleveragents.errors import PluginError, ValidationError
 from cleveragents.models.context import StrategyCapabilities

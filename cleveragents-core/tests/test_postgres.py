@@ -7,13 +7,14 @@ from collections.abc import Iterator
 from datetime import UTC
 
 import pytest
+from sqlalchemy import text
+
 from cleveragents.errors import AlreadyExistsError, DatabaseError, DatabaseLockedError
 from cleveragents.models import Resource, new_ulid
 from cleveragents.storage.audit import list_events, record_event
 from cleveragents.storage.database import Database, head_revision
 from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
 from cleveragents.testing.postgres import PostgresUnavailable, create_database, start_postgres
-from sqlalchemy import text
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +58,7 @@ def test_tables_match_the_migrated_schema(pg: Database) -> None:
     """Models and migrations agree on PostgreSQL too (jsonb, timestamptz, bigserial)."""
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
+
     from cleveragents.storage.tables import metadata
 
     pg.migrate()

@@ -6,10 +6,11 @@ import subprocess
 import sys
 
 import pytest
-from cleveragents.errors import ValidationError, format_error
-from cleveragents.redaction import REDACTED, is_secret_key, mask, redact, redact_text
 from hypothesis import given
 from hypothesis import strategies as st
+
+from cleveragents.errors import ValidationError, format_error
+from cleveragents.redaction import REDACTED, is_secret_key, mask, redact, redact_text
 
 SECRETS = {
     "openai": "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ",

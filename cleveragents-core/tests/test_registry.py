@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents import hookimpl
 from cleveragents.errors import NotFoundError, PluginError, ValidationError
 from cleveragents.models.context import ContextFragment

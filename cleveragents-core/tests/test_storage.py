@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import text
+
 from cleveragents.errors import (
     AlreadyExistsError,
     BusinessRuleViolation,
@@ -24,9 +28,6 @@ from cleveragents.models import Project, Resource, check_name, is_ulid, new_ulid
 from cleveragents.storage.audit import add_audit_row, list_events, record_event
 from cleveragents.storage.database import MIGRATIONS_DIR, Database, head_revision, known_revisions
 from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
-from hypothesis import given
-from hypothesis import strategies as st
-from sqlalchemy import text
 
 
 class StandInConfig:
@@ -119,6 +120,7 @@ def test_tables_match_the_migrated_schema(db: Database) -> None:
     """The SQLModel tables describe exactly what the migrations build."""
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
+
     from cleveragents.storage.tables import metadata
 
     db.migrate()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+
 from cleveragents import hookimpl
 from cleveragents.hookspecs import Register
 from cleveragents.testing.fixtures import CliResult, find_console_script

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from cleveragents.testing.conformance import ContextStrategyConformance
 from cleveragents.testing.fixtures import CliResult
 

@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from cleveragents.models.uko import UKONode, node_uri
 from cleveragents_acms.analyzers.markdown import MarkdownAnalyzer, slugify
 

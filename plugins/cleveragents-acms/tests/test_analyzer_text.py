@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from cleveragents.models.uko import (
     DEPTH_FULL,
     DEPTH_MEMBERS,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cleveragents.plugins import PluginHost
 from cleveragents.protocols import UKOAnalyzer
 from cleveragents.registry import protocol_violations

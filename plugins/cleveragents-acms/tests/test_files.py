@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from cleveragents_acms.analyzers.files import (
     Discovery,
     SkipReason,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from cleveragents.errors import ConfigurationError, ValidationError
 from cleveragents.models.context import TemporalScope
 from cleveragents.models.uko import UKONode, node_uri

@@ -16,8 +16,13 @@ CLI = str(Path(sys.executable).with_name("cleveragents"))
 
 
 def _run(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([CLI, *args], env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [CLI, *args],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if check:
         assert done.returncode == 0, f"{args}: {done.stderr}"
     return done
@@ -95,9 +100,13 @@ def _search(home: Path, query: str) -> list[str]:
         "print(json.dumps([h.uko_uri for h in hits]))\n"
     )
     status = json.loads(_run(home, "index", "status", "--json").stdout)
-    done = subprocess.run([sys.executable, "-c", code, query, status[0]["resource_id"]],
-                          env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, query, status[0]["resource_id"]],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return json.loads(done.stdout) if done.returncode == 0 else []
 
 
@@ -107,7 +116,9 @@ def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None
     watcher = subprocess.Popen(
         [CLI, "index", str(repo), "--project", "shop", "--watch"],
         env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert watcher.stdout is not None
@@ -115,11 +126,15 @@ def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None
         while "watching" not in (line := watcher.stdout.readline()):
             assert time.monotonic() < deadline and line, "the watcher never started"
         time.sleep(0.3)
-        (repo / "shop" / "pricing.py").write_text("def apply_discount_code(code):\n    return 0.1\n")
+        (repo / "shop" / "pricing.py").write_text(
+            "def apply_discount_code(code):\n    return 0.1\n"
+        )
         saved = time.monotonic()
         found = False
         while time.monotonic() - saved < 10 and not found:
-            found = any("apply_discount_code" in uri for uri in _search(home, "apply_discount_code"))
+            found = any(
+                "apply_discount_code" in uri for uri in _search(home, "apply_discount_code")
+            )
         elapsed = time.monotonic() - saved
         assert found, "the saved file never became searchable"
         print(f"saved file searchable after {elapsed:.2f}s")

@@ -162,12 +162,16 @@ def test_interrupt_keeps_previous_index_usable(service: RepoIndexingService, cor
     status = service.get_index_status(RESOURCE_A, "demo")
     assert status is not None and status.status == "stale"
     assert _search(service, "demo", "PluginHost", {RESOURCE_A})
-    assert not any("interrupted_addition" in h.uko_uri
-                   for h in _search(service, "demo", "interrupted_addition", {RESOURCE_A}))
+    assert not any(
+        "interrupted_addition" in h.uko_uri
+        for h in _search(service, "demo", "interrupted_addition", {RESOURCE_A})
+    )
     finished = service.refresh_index(RESOURCE_A, corpus)
     assert finished.metadata.status == "ready"
-    assert any("interrupted_addition" in h.uko_uri
-               for h in _search(service, "demo", "interrupted_addition", {RESOURCE_A}))
+    assert any(
+        "interrupted_addition" in h.uko_uri
+        for h in _search(service, "demo", "interrupted_addition", {RESOURCE_A})
+    )
 
 
 def test_full_disk_is_a_clear_error(
@@ -188,8 +192,10 @@ def test_full_disk_is_a_clear_error(
         with pytest.raises(CleverAgentsError, match="disk full"):
             service.refresh_index(RESOURCE_A, corpus)
     assert _search(service, "demo", "PluginHost", {RESOURCE_A})
-    assert not any("disk_full_probe" in h.uko_uri
-                   for h in _search(service, "demo", "disk_full_probe", {RESOURCE_A}))
+    assert not any(
+        "disk_full_probe" in h.uko_uri
+        for h in _search(service, "demo", "disk_full_probe", {RESOURCE_A})
+    )
 
 
 def test_stale_indexing_rows_are_repaired(service: RepoIndexingService, corpus: Path) -> None:

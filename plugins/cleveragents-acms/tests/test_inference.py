@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from cleveragents.errors import ValidationError
 from cleveragents.models.uko import node_uri
 from cleveragents_acms.ontology.loader import UKOLoader

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.models.context import UNIVERSAL_LEVELS, DetailLevelMap
 from cleveragents.protocols import DetailLevelMapRegistry as DetailLevelMapRegistryProtocol

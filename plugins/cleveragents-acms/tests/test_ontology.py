@@ -7,12 +7,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from rdflib import Graph
+from rdflib.namespace import OWL, RDF
+
 from cleveragents.errors import ConfigurationError, NotFoundError, ValidationError
 from cleveragents_acms.ontology import loader as loader_module
 from cleveragents_acms.ontology.loader import BUILTIN_FILES, UKOLoader
 from cleveragents_acms.ontology.namespaces import LAYERS, compact, expand
-from rdflib import Graph
-from rdflib.namespace import OWL, RDF
 
 # Every class and property the spec's Turtle listings declare for layers 0-2
 # (spec 000, "Universal Knowledge Ontology"): CURIE -> declared parents.

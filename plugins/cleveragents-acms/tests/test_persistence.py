@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from cleveragents.errors import ValidationError
 from cleveragents.models.uko import UKONode, node_uri
 from cleveragents.testing.memory import InMemoryGraphBackend

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from cleveragents.errors import ValidationError
 from cleveragents.models.context import (
     AssembledContext,

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from cleveragents import assembly
 from cleveragents.assembly import AssemblyServices
 from cleveragents.models.context import ContextFragment, ScoredFragment
@@ -24,8 +27,6 @@ from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.config import default_pipeline_config, stage_settings
 from cleveragents_acms.pipeline.packer import GreedyKnapsackPacker, fallback_depths
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 CL100K = get_tokenizer("cl100k")
 STEPS = [9, 4, 2, 0]

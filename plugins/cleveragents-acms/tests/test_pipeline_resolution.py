@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from cleveragents.config import Config, load_config
 from cleveragents.errors import NotFoundError
 from cleveragents.models.plans import Plan

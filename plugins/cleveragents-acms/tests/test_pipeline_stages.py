@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import cleveragents.config
 import pytest
+
+import cleveragents.config
 from cleveragents import assembly
 from cleveragents.assembly import AssemblyServices
 from cleveragents.models.context import (

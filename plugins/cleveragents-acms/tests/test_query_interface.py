@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rdflib import Graph, Literal, URIRef
+
 from cleveragents.errors import ValidationError
 from cleveragents.models.uko import node_uri
 from cleveragents.protocols import GraphResult
@@ -26,7 +28,6 @@ from cleveragents_acms.uko.query import (
     UKOArgumentError,
     UKOQueryInterface,
 )
-from rdflib import Graph, Literal, URIRef
 
 SOURCE = expand("uko:sourceResource")
 CONTAINS = expand("uko:contains")

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
 from cleveragents.models.uko import UKONode, node_uri
 from cleveragents.protocols import BackendSet, GraphBackend, TextBackend, VectorBackend
 from cleveragents.testing.memory import InMemoryGraphBackend, InMemoryVectorBackend

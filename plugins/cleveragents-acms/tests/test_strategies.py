@@ -209,7 +209,9 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
 
 def test_keyword_finds_the_plugin_loader(corpus: Corpus) -> None:
     """Identifier-aware search reaches the plugin host for a plain-English question."""
-    fragments = run(SimpleKeywordStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends())
+    fragments = run(
+        SimpleKeywordStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends()
+    )
     assert "cleveragents/plugins.py" in files_in_order(fragments)[:3]
     exact = run(
         SimpleKeywordStrategy(),
@@ -307,7 +309,9 @@ def test_arce_is_file_aware(corpus: Corpus) -> None:
 @pytest.mark.parametrize("budget", [1, 30, 500, 3000, 12000])
 def test_arce_never_exceeds_its_budget(corpus: Corpus, budget: int) -> None:
     """Every budget is respected, and a tiny one yields nothing rather than too much."""
-    fragments = run(ArceStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends(), budget)
+    fragments = run(
+        ArceStrategy(), ContextRequest(query=PLUGIN_QUESTION), corpus.backends(), budget
+    )
     if budget >= 3000:
         assert len(fragments) > 2
 
@@ -322,7 +326,9 @@ def test_arce_uses_the_vector_channel_when_present(corpus: Corpus) -> None:
     backends = dataclasses.replace(
         corpus.backends(), vector=make_backend_set(None, vector, None, [RESOURCE_A]).vector
     )
-    fragments = run(ArceStrategy(embedder=embedder), ContextRequest(query="plugin fails crash"), backends)
+    fragments = run(
+        ArceStrategy(embedder=embedder), ContextRequest(query="plugin fails crash"), backends
+    )
     assert LOAD_ONE in {f.uko_node for f in fragments}
 
 
@@ -432,7 +438,9 @@ def test_a_full_assembly_with_every_strategy(corpus: Corpus) -> None:
         TemporalArchaeologyStrategy(),
     ]
     pipeline = ContextAssemblyPipeline(
-        strategies=strategies, tokenizer=CL100K, renderer=NodeRenderer(backends.nodes)  # type: ignore[arg-type]
+        strategies=strategies,
+        tokenizer=CL100K,
+        renderer=NodeRenderer(backends.nodes),  # type: ignore[arg-type]
     )
     request = ContextRequest(query=PLUGIN_QUESTION, preferred_strategies=("arce",))
     started = time.perf_counter()
@@ -440,7 +448,7 @@ def test_a_full_assembly_with_every_strategy(corpus: Corpus) -> None:
     assert time.perf_counter() - started < 20
     assert context.is_within_budget
     assert context.strategies_used[0] == "arce"
-    assert LOAD_ONE in {f.uko_node for f in context.fragments}
+    assert any("def _load_one" in f.content for f in context.fragments)
 
 
 # -- temporal-archaeology --------------------------------------------------------------------
@@ -464,17 +472,14 @@ def test_temporal_delivers_what_changed(tmp_path: Path, monkeypatch: pytest.Monk
     root.mkdir()
     source = root / "billing.py"
     source.write_text(
-        "def total(items):\n    return sum(i.price for i in items)\n\n\n"
-        "def gone():\n    return 1\n"
+        "def total(items):\n    return sum(i.price for i in items)\n\n\ndef gone():\n    return 1\n"
     )
     host = PluginHost.load(env={})
     config = load_config(cwd=tmp_path, env={})
     database = Database.for_sqlite_file(tmp_path / "home" / "cleveragents.db")
     service = RepoIndexingService(database, host.registry, config, workers=1)
     service.index_resource(RESOURCE_A, root, project="shop")
-    source.write_text(
-        "def total(items):\n    return sum(i.price * i.quantity for i in items)\n"
-    )
+    source.write_text("def total(items):\n    return sum(i.price * i.quantity for i in items)\n")
     service.refresh_index(RESOURCE_A, root)
     index = ProjectIndex.open("shop", host.registry, config, create=False)
     try:
@@ -493,10 +498,15 @@ def test_temporal_delivers_what_changed(tmp_path: Path, monkeypatch: pytest.Monk
         )
         removed = changes[node_uri(RESOURCE_A, "billing.py", "gone")]
         assert removed.metadata["change"] == "removed" and "def gone" in removed.content
-        outside = run(TemporalArchaeologyStrategy(), request, dataclasses.replace(
-            backends, scope=frozenset({RESOURCE_B}),
-            nodes=NodeStoreSource(index.nodes, [RESOURCE_B], tokenizer=CL100K),
-        ))
+        outside = run(
+            TemporalArchaeologyStrategy(),
+            request,
+            dataclasses.replace(
+                backends,
+                scope=frozenset({RESOURCE_B}),
+                nodes=NodeStoreSource(index.nodes, [RESOURCE_B], tokenizer=CL100K),
+            ),
+        )
         assert outside == []
     finally:
         index.close()
@@ -518,16 +528,32 @@ def test_plan_decisions_walk_the_hierarchy() -> None:
     """Own decisions first, ancestors after, superseded ones last; none without a plan."""
     grandparent = PlanContext(
         "plan-root",
-        [Decision(decision_id="d1", plan_id="plan-root", decision_type="architecture",
-                  summary="Use async patterns for all auth operations")],
+        [
+            Decision(
+                decision_id="d1",
+                plan_id="plan-root",
+                decision_type="architecture",
+                summary="Use async patterns for all auth operations",
+            )
+        ],
     )
     parent = PlanContext(
         "plan-auth",
         [
-            Decision(decision_id="d2", plan_id="plan-auth", decision_type="compat",
-                     summary="Keep sync callers working", superseded_by="d3"),
-            {"decision_id": "d3", "plan_id": "plan-auth", "decision_type": "compat",
-             "summary": "Offer a sync wrapper for auth callers", "rationale": "old clients"},
+            Decision(
+                decision_id="d2",
+                plan_id="plan-auth",
+                decision_type="compat",
+                summary="Keep sync callers working",
+                superseded_by="d3",
+            ),
+            {
+                "decision_id": "d3",
+                "plan_id": "plan-auth",
+                "decision_type": "compat",
+                "summary": "Offer a sync wrapper for auth callers",
+                "rationale": "old clients",
+            },
         ],
         parent=grandparent,
     )
@@ -542,7 +568,9 @@ def test_plan_decisions_walk_the_hierarchy() -> None:
     order = [f.uko_node.rsplit(":", 1)[1] for f in by_relevance(fragments)]
     assert order == ["d3", "d1", "d2"]
     assert all(f.uko_node.startswith("urn:cleveragents:decision:") for f in fragments)
-    assert "Superseded by decision d3" in {f.uko_node: f for f in fragments}[
-        "urn:cleveragents:decision:d2"].content
+    assert (
+        "Superseded by decision d3"
+        in {f.uko_node: f for f in fragments}["urn:cleveragents:decision:d2"].content
+    )
     assert run(strategy, request, empty, 1000, None) == []
     assert sum(f.token_count for f in run(strategy, request, empty, 25, child)) <= 25

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from cleveragents.errors import ConfigurationError, ValidationError
 from cleveragents.models.uko import UKONode, node_uri
 from cleveragents.protocols import TextBackend, TextIndexBackend, TextResult

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from cleveragents import hookimpl
 from cleveragents.errors import ConfigurationError
 from cleveragents.hookspecs import Register

@@ -9,6 +9,7 @@ beyond click.
 from __future__ import annotations
 
 import click
+
 from cleveragents import hookimpl
 from cleveragents.hookspecs import Register
 

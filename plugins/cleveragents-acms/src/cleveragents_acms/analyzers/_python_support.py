@@ -16,7 +16,6 @@ from cleveragents.models.uko import (
     AnalysisResult,
     UKONode,
 )
-
 from cleveragents_acms.analyzers._common import NodeFactory, split_lines, truncate
 
 __all__ = [

@@ -28,7 +28,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from cleveragents.models.uko import AnalysisResult, UKONode
-
 from cleveragents_acms.analyzers._common import (
     NodeFactory,
     collapse,

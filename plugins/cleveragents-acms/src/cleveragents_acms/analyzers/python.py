@@ -32,7 +32,6 @@ from cleveragents.models.uko import (
     AnalysisResult,
     UKONode,
 )
-
 from cleveragents_acms.analyzers._common import (
     NodeFactory,
     collapse,

@@ -21,7 +21,6 @@ from cleveragents.models.uko import (
     DEPTH_SIGNATURES,
     AnalysisResult,
 )
-
 from cleveragents_acms.analyzers._common import (
     CODE_LANGUAGES,
     CONFIG_LANGUAGES,

@@ -35,7 +35,6 @@ from cleveragents.models.uko import (
     AnalysisResult,
     UKONode,
 )
-
 from cleveragents_acms.analyzers._common import NodeFactory, collapse, dedupe, truncate
 from cleveragents_acms.analyzers._treesitter_languages import (
     LANGUAGES,

@@ -59,11 +59,11 @@ from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import pyoxigraph as ox
+
 from cleveragents.errors import ConfigurationError
 from cleveragents.models.context import TemporalScope
 from cleveragents.models.uko import UKONode
 from cleveragents.protocols.backends import GraphResult
-
 from cleveragents_acms.backends._validation import (
     InvalidArgumentError,
     require_depth,

@@ -22,7 +22,6 @@ from cleveragents.protocols.backends import (
     VectorBackend,
     VectorResult,
 )
-
 from cleveragents_acms.backends._validation import require_scope, require_text
 from cleveragents_acms.ontology.namespaces import UKO
 

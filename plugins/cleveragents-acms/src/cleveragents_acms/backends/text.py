@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 import tantivy
+
 from cleveragents.errors import ConfigurationError
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_SIGNATURES, UKONode
 from cleveragents.protocols.backends import TextResult
-
 from cleveragents_acms.backends._validation import (
     require_positive,
     require_scope,

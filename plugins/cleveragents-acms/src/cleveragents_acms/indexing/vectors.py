@@ -30,6 +30,8 @@ _NOT_EMBEDDED = frozenset({"Import", "Attribute", "Variable", "Constant", "Field
 def embeddable(node: UKONode) -> bool:
     """Chunks are functions, classes, modules, sections …: not imports or attributes."""
     return node.uko_type.rsplit(":", 1)[-1] not in _NOT_EMBEDDED
+
+
 _BATCH = 256
 
 

@@ -17,15 +17,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.namespace import OWL, RDF, RDFS
+
 from cleveragents.errors import (
     CleverAgentsError,
     ConfigurationError,
     NotFoundError,
     ValidationError,
 )
-from rdflib import BNode, Graph, Literal, URIRef
-from rdflib.namespace import OWL, RDF, RDFS
-
 from cleveragents_acms.ontology import namespaces
 from cleveragents_acms.ontology.namespaces import LAYERS, STANDARD
 

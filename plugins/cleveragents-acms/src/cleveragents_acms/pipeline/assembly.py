@@ -38,7 +38,6 @@ from cleveragents.models.context import (
     ScoredFragment,
 )
 from cleveragents.protocols.backends import BackendSet
-
 from cleveragents_acms.pipeline._common import log, note, plan_attr, setting, tokenizer_truncate
 from cleveragents_acms.pipeline.config import PipelineConfig, default_pipeline_config
 from cleveragents_acms.pipeline.defaults import default_component

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from cleveragents.config import DEFAULTS
 from cleveragents.config import PIPELINE_SLOTS as BUILTIN_COMPONENTS
 from cleveragents.errors import ValidationError
-
 from cleveragents_acms.pipeline._common import STAGE_SETTINGS
 
 if TYPE_CHECKING:

@@ -23,7 +23,6 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 
 from cleveragents.models.context import ContextFragment
-
 from cleveragents_acms.pipeline._common import note, setting
 
 __all__ = ["DEDUP_MODES", "ContentHashDeduplicator"]

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cleveragents.models.context import ContextFragment
-
 from cleveragents_acms.pipeline._common import log, note, plan_attr, setting
 from cleveragents_acms.pipeline.selector import quality_of
 

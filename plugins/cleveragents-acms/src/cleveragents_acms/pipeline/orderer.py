@@ -27,7 +27,6 @@ import heapq
 from collections.abc import Hashable
 
 from cleveragents.models.context import ContextFragment
-
 from cleveragents_acms.pipeline._common import containment_depth, note, parent_of, setting
 
 __all__ = ["ORDERINGS", "RelevanceCoherenceOrderer"]

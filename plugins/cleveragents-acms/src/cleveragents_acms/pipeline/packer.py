@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from cleveragents import assembly
 from cleveragents.models.context import ContextFragment, DroppedFragment, ScoredFragment
-
 from cleveragents_acms.pipeline._common import note, setting
 
 if TYPE_CHECKING:

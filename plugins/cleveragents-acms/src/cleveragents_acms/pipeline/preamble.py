@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from cleveragents.models.context import ContextFragment
-
 from cleveragents_acms.pipeline._common import count_tokens, setting
 
 __all__ = ["PreambleBuilder", "ProvenancePreambleGenerator"]

@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cleveragents.models.context import ContextFragment, ScoredFragment
-
 from cleveragents_acms.pipeline._common import focus_distance, plan_attr, setting
 from cleveragents_acms.pipeline.selector import quality_of
 

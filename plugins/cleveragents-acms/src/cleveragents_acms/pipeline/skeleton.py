@@ -15,7 +15,6 @@ from typing import Any
 
 from cleveragents import assembly
 from cleveragents.models.context import AssembledContext, ContextBudget, ContextFragment
-
 from cleveragents_acms.pipeline._common import count_tokens, focus_distance, note
 
 __all__ = ["DepthReductionCompressor"]

@@ -159,9 +159,7 @@ def _resolve_one(item: str, view: GraphView | None, backends: BackendSet) -> dic
         elif len(names) > 1:
             qualified = item.split(".")
             found = [
-                uri
-                for uri in by_name.get(names[1], [])
-                if _dotted_match(uri, qualified)
+                uri for uri in by_name.get(names[1], []) if _dotted_match(uri, qualified)
             ] or _module_files(item, view, backends)
     if not found:
         found = [

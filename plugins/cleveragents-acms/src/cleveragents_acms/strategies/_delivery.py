@@ -23,12 +23,11 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
-
 from cleveragents_acms.strategies._graph import DEPENDS_ON
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -44,7 +43,6 @@ from cleveragents_acms.strategies.ranking import normalise
 if TYPE_CHECKING:
     from cleveragents.models.uko import UKONode
     from cleveragents.protocols.backends import BackendSet
-
     from cleveragents_acms.strategies._evidence import Evidence
     from cleveragents_acms.strategies._graph import GraphView
 
@@ -61,8 +59,11 @@ _CALLEE_SHARE = 0.7
 #: Calls are followed in this many of the best files.
 _CALL_FILES = 3
 #: The imports of the best files are worth this much of their file (edits often add one).
-_IMPORT_VALUE = 0.35
-_IMPORT_FILES = 3
+_IMPORT_VALUE = 0.3
+_IMPORT_FILES = 2
+#: Share of the budget held back for one glimpse (a signature) of each other likely file.
+_MAP_SHARE = 0.1
+_MAP_TOKENS = 60
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -179,8 +180,7 @@ class Delivery:
         candidates = [u for u in members if u in nodes and not _is_import(nodes[u].uko_type)]
         lexical = normalise({u: local.score(nodes[u]) for u in candidates})
         combined = {
-            uri: 0.5 * node_scores.get(uri, 0.0) + 0.5 * lexical.get(uri, 0.0)
-            for uri in candidates
+            uri: 0.5 * node_scores.get(uri, 0.0) + 0.5 * lexical.get(uri, 0.0) for uri in candidates
         }
         shares = normalise(combined)
         for _ in range(2):
@@ -200,34 +200,54 @@ class Delivery:
         probability: Mapping[str, float],
         nodes: Mapping[str, UKONode],
     ) -> list[ContextFragment]:
-        filler = self.filler
-        whole: set[str] = set()
-        full: dict[str, list[str]] = defaultdict(list)
+        """Units best first; a small reserve keeps one glimpse of every likely file."""
         rank = {f: i for i, f in enumerate(ranked)}
         units.sort(key=lambda u: (-u.value, rank[u.file], u.uri))
+        state = _TakeState()
+        reserve = min(int(self.budget * _MAP_SHARE), _MAP_TOKENS * (len(ranked) - 1))
+        self._pass(units, rank, probability, nodes, state, keep=reserve)
+        self._map(units, rank, probability, nodes, state)
+        self._pass(units, rank, probability, nodes, state, keep=0)
+        return self.filler.fragments
+
+    def _pass(
+        self,
+        units: list[_Unit],
+        rank: Mapping[str, int],
+        probability: Mapping[str, float],
+        nodes: Mapping[str, UKONode],
+        state: _TakeState,
+        *,
+        keep: int,
+    ) -> None:
+        filler = self.filler
         for unit in units:
-            if filler.remaining < 10:
+            room = filler.remaining - keep
+            if room < 10:
                 break
-            if unit.file in whole:
+            if unit.file in state.whole or unit.uri in filler:
                 continue
-            p = probability[unit.file]
-            relevance = p * (0.6 + 0.4 * min(1.0, unit.value / max(p, 1e-9)))
             metadata = {"focus_distance": str(min(4, rank[unit.file]))}
+            relevance = _relevance(unit, probability)
             node = nodes.get(unit.uri)
             if unit.kind == "file":
+                if unit.uri in state.tried_whole:
+                    continue
+                state.tried_whole.add(unit.uri)
                 share = _WHOLE_FILE_SHARE[0 if rank[unit.file] == 0 else 1]
                 added = filler.offer(
                     unit.uri,
                     [DEPTH_FULL],
                     relevance,
                     metadata=metadata,
-                    limit=int(self.budget * share),
+                    limit=min(room, int(self.budget * share)),
                     node=node,
                 )
                 if added is not None:
-                    whole.add(unit.file)
+                    state.whole.add(unit.file)
+                    state.seen.add(unit.file)
                 continue
-            if node is None or any(_inside(unit.uri, t) for t in full[unit.file]):
+            if node is None or any(_inside(unit.uri, t) for t in state.full[unit.file]):
                 continue
             floor = DEPTH_OUTLINE if unit.kind == "node" else DEPTH_MEMBERS
             added = filler.offer(
@@ -235,12 +255,58 @@ class Delivery:
                 depths_from(unit.depth, floor),
                 relevance,
                 metadata=metadata,
-                limit=int(self.budget * _UNIT_SHARE),
+                limit=min(room, int(self.budget * _UNIT_SHARE)),
                 node=node,
             )
-            if added is not None and added.detail_depth >= DEPTH_FULL:
-                full[unit.file].append(unit.uri)
-        return filler.fragments
+            if added is not None:
+                state.seen.add(unit.file)
+                if added.detail_depth >= DEPTH_FULL:
+                    state.full[unit.file].append(unit.uri)
+
+    def _map(
+        self,
+        units: list[_Unit],
+        rank: Mapping[str, int],
+        probability: Mapping[str, float],
+        nodes: Mapping[str, UKONode],
+        state: _TakeState,
+    ) -> None:
+        """The best unit of each likely file not yet seen, as its signature: where else to look."""
+        best: dict[str, _Unit] = {}
+        for unit in units:
+            if unit.kind != "file" and unit.file not in state.seen and unit.file not in best:
+                best[unit.file] = unit
+        for file_uri in sorted(best, key=lambda f: rank[f]):
+            unit = best[file_uri]
+            metadata = {"focus_distance": str(min(4, rank[file_uri]))}
+            added = self.filler.offer(
+                unit.uri,
+                depths_from(DEPTH_SIGNATURES),
+                _relevance(unit, probability),
+                metadata=metadata,
+                limit=_MAP_TOKENS * 2,
+                node=nodes.get(unit.uri),
+            )
+            if added is not None:
+                state.seen.add(file_uri)
+
+
+@dataclass
+class _TakeState:
+    whole: set[str] = field(default_factory=set)
+    tried_whole: set[str] = field(default_factory=set)
+    seen: set[str] = field(default_factory=set)
+    full: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+def _relevance(unit: _Unit, probability: Mapping[str, float]) -> float:
+    """The file's belief, refined by the unit's share of it (a file's units stay together).
+
+    Kept within [0.5, 1]: whatever arce delivers was chosen among the likeliest
+    files, so it ranks above what a strategy without file evidence found.
+    """
+    p = probability[unit.file]
+    return 0.5 + 0.5 * p * (0.6 + 0.4 * min(1.0, unit.value / max(p, 1e-9)))
 
 
 def _probabilities(ranked: list[str], files: Mapping[str, float]) -> dict[str, float]:

@@ -93,8 +93,7 @@ def issue_chunks(text: str, *, words_per_query: int = 28, max_queries: int = 6) 
         seen.add(key)
         words.append(word)
     return [
-        " ".join(words[i : i + words_per_query])
-        for i in range(0, len(words), words_per_query)
+        " ".join(words[i : i + words_per_query]) for i in range(0, len(words), words_per_query)
     ][:max_queries]
 
 
@@ -186,7 +185,7 @@ class Evidence:
             path = path_of(file_uri)
             if not about_tests and is_test_path(path):
                 score *= _TEST_FACTOR
-            if not about_docs and not path.endswith(_CODE_SUFFIXES):
+            if not about_docs and (not path.endswith(_CODE_SUFFIXES) or _is_example(path)):
                 score *= _PROSE_FACTOR
             scores[file_uri] = score
         return scores
@@ -216,6 +215,14 @@ class Evidence:
             if score > 0:
                 out[file_uri] = score
         return out
+
+
+_EXAMPLE_FOLDERS = frozenset({"doc", "docs", "example", "examples", "demo", "demos", "tutorials"})
+
+
+def _is_example(path: str) -> bool:
+    """Code that documents rather than implements: ``docs/conf.py``, ``examples/plot.py``."""
+    return any(part in _EXAMPLE_FOLDERS for part in path.lower().split("/")[:-1])
 
 
 def _singular(word: str) -> str:

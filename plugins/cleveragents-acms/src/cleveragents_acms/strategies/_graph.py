@@ -22,7 +22,6 @@ from typing import Any
 from urllib.parse import quote
 
 from cleveragents.errors import CleverAgentsError
-
 from cleveragents_acms.ontology.namespaces import LAYERS, RDF_TYPE, UKO
 from cleveragents_acms.strategies._support import log
 
@@ -30,10 +29,10 @@ __all__ = [
     "CONTAINS",
     "DEPENDS_ON",
     "GRAPH_EDGES",
-    "GraphView",
     "INHERITS_FROM",
     "REFERENCES",
     "TESTS_CALLABLE",
+    "GraphView",
 ]
 
 CONTAINS = UKO + "contains"
@@ -302,4 +301,3 @@ def path_of(uri: str) -> str:
         return ""
     rest = uri[len(_NODE_BASE) :].split("/", 1)
     return unquote(rest[1].split("#", 1)[0]) if len(rest) == 2 else ""
-

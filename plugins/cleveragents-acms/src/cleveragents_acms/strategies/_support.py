@@ -8,9 +8,10 @@ hit becomes a fragment of the text the backend returned with it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cleveragents import assembly
 from cleveragents.config import DEFAULTS
@@ -23,7 +24,6 @@ from cleveragents.models.uko import (
     DEPTH_OUTLINE,
     DEPTH_SIGNATURES,
 )
-
 from cleveragents_acms.pipeline._common import count_tokens, file_of, log
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ __all__ = [
     "BudgetFiller",
     "Hit",
     "clamp",
+    "default_depth",
+    "defers",
     "depths_from",
     "file_of",
     "hit_from_result",
@@ -85,7 +87,7 @@ def is_container(uko_type: str) -> bool:
 
 
 def is_test_path(path: str) -> bool:
-    """True for files of a test suite (``tests/``, ``test_x.py``, ``x_test.go``, ``conftest.py``)."""
+    """True for test-suite files (``tests/``, ``test_x.py``, ``x_test.go``, ``conftest.py``)."""
     parts = path.lower().split("/")
     name = parts[-1]
     stem = name.rsplit(".", 1)[0]
@@ -95,6 +97,52 @@ def is_test_path(path: str) -> bool:
         or stem.endswith(("_test", "_tests", ".test", ".spec"))
         or stem in ("conftest", "tests", "test")
     )
+
+
+#: Confidence (and fragment relevance) kept by a strategy the request did not ask for
+#: when it asked for others.
+DEFER_FACTOR = 0.4
+_S = TypeVar("_S")
+
+
+def _deferring(strategy: object, request: ContextRequest) -> bool:
+    preferred = request.preferred_strategies
+    return bool(preferred) and getattr(strategy, "name", "") not in preferred
+
+
+def defers(cls: type[_S]) -> type[_S]:
+    """Class decorator: a strategy defers to the strategies a request prefers.
+
+    The allocator shares the budget by confidence x quality among every
+    strategy that can run. When a request names its preferred strategies, the
+    others still run (they may add what the preferred ones miss) but claim
+    :data:`DEFER_FACTOR` of their confidence, and their fragments rank below
+    the preferred strategies' (relevance x :data:`DEFER_FACTOR`), so
+    ``--strategy X`` gives X most of the budget and the first places.
+    """
+    can_handle = cls.can_handle  # type: ignore[attr-defined]
+    assemble = cls.assemble  # type: ignore[attr-defined]
+
+    @functools.wraps(can_handle)
+    def deferring_can_handle(self: Any, request: ContextRequest, backends: BackendSet) -> float:
+        confidence = float(can_handle(self, request, backends))
+        return confidence * DEFER_FACTOR if _deferring(self, request) else confidence
+
+    @functools.wraps(assemble)
+    def deferring_assemble(
+        self: Any, request: ContextRequest, backends: BackendSet, budget: int, plan_context: object
+    ) -> list[ContextFragment]:
+        fragments = assemble(self, request, backends, budget, plan_context)
+        if not _deferring(self, request):
+            return fragments  # type: ignore[no-any-return]
+        return [
+            f.model_copy(update={"relevance_score": f.relevance_score * DEFER_FACTOR})
+            for f in fragments
+        ]
+
+    cls.can_handle = deferring_can_handle  # type: ignore[attr-defined]
+    cls.assemble = deferring_assemble  # type: ignore[attr-defined]
+    return cls
 
 
 def clamp(value: float) -> float:
@@ -329,10 +377,6 @@ class BudgetFiller:
         self.used += fragment.token_count
         return fragment
 
-    def token_cost(self, uri: str, depth: int, hit: Hit | None = None) -> int | None:
-        fragment = self.render(uri, depth, hit)
-        return None if fragment is None else fragment.token_count
-
 
 def _fragment_from_hit(hit: Hit, strategy: str) -> ContextFragment | None:
     """A fragment of the text a backend returned with a hit (no node source available)."""
@@ -368,7 +412,3 @@ def default_depth(uko_type: str, *, best: bool) -> int:
     if is_callable(uko_type):
         return DEPTH_FULL if best else DEPTH_OUTLINE
     return DEPTH_SIGNATURES
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))

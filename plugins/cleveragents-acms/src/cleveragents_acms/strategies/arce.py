@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents.models.uko import DEPTH_FULL
-
 from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
 from cleveragents_acms.strategies._delivery import Delivery
 from cleveragents_acms.strategies._evidence import Evidence, issue_chunks, raw_scores
 from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
+    defers,
     depths_from,
     file_of,
     query_of,
@@ -78,6 +78,7 @@ _MAX_DEFINITIONS = 30
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+@defers
 class ArceStrategy:
     """Multi-modal, file-aware retrieval with fusion and refinement (spec 000, "arce")."""
 

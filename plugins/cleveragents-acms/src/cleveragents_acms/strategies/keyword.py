@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
-
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
     Hit,
     default_depth,
+    defers,
     depths_from,
     query_of,
     requested_depth,
@@ -54,6 +54,7 @@ def keyword_query(analysis: QueryAnalysis) -> str:
     return " ".join(unique[:MAX_QUERY_WORDS])
 
 
+@defers
 class SimpleKeywordStrategy:
     """Full-text search over the indexed nodes (spec 000, "simple-keyword")."""
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents.models.uko import DEPTH_FULL
-
 from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
 from cleveragents_acms.strategies._graph import DEPENDS_ON, GRAPH_EDGES, GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
     Hit,
+    defers,
     depths_from,
     file_of,
     query_of,
@@ -113,14 +113,12 @@ def expand_neighbourhood(
         if source not in hood.distance:
             del hood.edges[source]
             continue
-        hood.edges[source] = {
-            t: w for t, w in hood.edges[source].items() if t in hood.distance
-        }
+        hood.edges[source] = {t: w for t, w in hood.edges[source].items() if t in hood.distance}
     return hood
 
 
 def _simple_name(uri: str) -> str:
-    """The name a node URI ends in: ``…/mod.py#Cls.meth`` -> ``meth``, ``…/pkg/mod.py`` -> ``mod``."""
+    """The name a node URI ends in: ``…/m.py#Cls.meth`` -> ``meth``, ``…/pkg/m.py`` -> ``m``."""
     if "#" in uri:
         return uri.rsplit("#", 1)[1].rsplit(".", 1)[-1]
     name = uri.rsplit("/", 1)[-1]
@@ -177,6 +175,7 @@ def query_seeds(
     return {uri: seeds[uri] for uri in ranked}
 
 
+@defers
 class BreadthDepthNavigatorStrategy:
     """Graph traversal from focus nodes with a depth gradient (spec 000, the primary strategy)."""
 
@@ -230,7 +229,9 @@ class BreadthDepthNavigatorStrategy:
             seeds = query_seeds(analysis, view, backends, limit=self.seeds, hits=hits)
         if not seeds:
             return []
-        hops = min(int(request.breadth), int(strategy_setting(self.name, "max-hops", self.max_hops)))
+        hops = min(
+            int(request.breadth), int(strategy_setting(self.name, "max-hops", self.max_hops))
+        )
         hood = expand_neighbourhood(
             view, seeds, max(0, hops), beam=self.beam, max_nodes=self.max_nodes
         )
@@ -241,7 +242,9 @@ class BreadthDepthNavigatorStrategy:
                 if _simple_name(uri).lower() in mentioned:
                     personal[uri] = personal.get(uri, 0.0) + 0.5
         # the walk's rank, below what the seeds themselves are worth: a focus stays first
-        rank = {u: 0.9 * r for u, r in normalise(personalized_pagerank(hood.edges, personal)).items()}
+        rank = {
+            u: 0.9 * r for u, r in normalise(personalized_pagerank(hood.edges, personal)).items()
+        }
         for seed, weight in seeds.items():
             rank[seed] = max(rank.get(seed, 0.0), min(1.0, weight))
         ordered = sorted(hood.distance, key=lambda u: (-rank.get(u, 0.0), hood.distance[u], u))

@@ -39,9 +39,8 @@ from cleveragents.models.context import (
     FragmentProvenance,
     StrategyCapabilities,
 )
-
 from cleveragents_acms.pipeline._common import count_tokens, plan_attr
-from cleveragents_acms.strategies._support import clamp, query_of
+from cleveragents_acms.strategies._support import clamp, defers, query_of
 
 if TYPE_CHECKING:
     from cleveragents.protocols.backends import BackendSet
@@ -129,6 +128,7 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
+@defers
 class PlanDecisionContextStrategy:
     """Decision records of the plan hierarchy as fragments (spec 000, "plan-decision-context")."""
 

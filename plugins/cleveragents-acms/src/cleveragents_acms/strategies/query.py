@@ -15,7 +15,6 @@ backticks, traceback, code), never from what it is.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,14 +23,20 @@ __all__ = [
     "STOP_WORDS",
     "QueryAnalysis",
     "TextQuery",
+    "Weights",
     "analyze",
     "identifier_parts",
     "is_code_like",
     "parts_of",
 ]
 
+
 #: English function words and the vocabulary every issue template uses.
-STOP_WORDS = frozenset(
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+STOP_WORDS = _word_set(
     """
     a about above after again against all almost also although always am among an and any
     anyone anything are aren't around as at be because been before being below between both
@@ -57,23 +62,21 @@ STOP_WORDS = frozenset(
     errors fix fixed fixes fixing report reported minimal code test tests traceback recent
     call last line lines file files don doesn isn aren wasn weren didn won couldn shouldn
     wouldn haven hasn hadn
-    """.split()
+    """
 )
 
 #: Words of Python (and its usual imports) that say nothing about where code lives.
-_CODE_NOISE = frozenset(
+_CODE_NOISE = _word_set(
     """
     self cls def class return import from as if elif else for while in not and or is none
     true false pass raise try except finally with lambda yield async await print len range
     str int float bool dict list tuple set object type super isinstance assert np numpy pd
     pandas plt os sys re args kwargs main foo bar baz spam eggs obj x y z a b c i j k n
-    """.split()
+    """
 )
 
 #: Code words that mean nothing in prose either ("import" or "class" may, so they stay).
-_PROSE_NOISE = frozenset(
-    "self cls def none true false args kwargs foo bar baz spam eggs obj print".split()
-)
+_PROSE_NOISE = _word_set("self cls def none true false args kwargs foo bar baz spam eggs obj print")
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
@@ -120,7 +123,7 @@ def parts_of(token: str) -> tuple[str, ...]:
 
 
 def identifier_parts(token: str) -> list[str]:
-    """Lower-case parts of an identifier: ``NDDataRef.handle_mask`` -> nd, data, ref, handle, mask."""
+    """Lower-case parts: ``NDDataRef.handle_mask`` -> nd, data, ref, handle, mask."""
     return list(parts_of(token))
 
 
@@ -130,6 +133,17 @@ def is_code_like(token: str) -> bool:
         return all(part.isidentifier() for part in token.split("."))
     core = token.strip("_")
     return ("_" in core and any(c.isalpha() for c in core)) or bool(_CAMEL.search(core))
+
+
+class Weights(dict[str, float]):
+    """Salience per term; ``most_common`` as :class:`collections.Counter` has it."""
+
+    def add(self, key: str, weight: float) -> None:
+        self[key] = self.get(key, 0.0) + weight
+
+    def most_common(self, limit: int | None = None) -> list[tuple[str, float]]:
+        ordered = sorted(self.items(), key=lambda item: -item[1])
+        return ordered if limit is None else ordered[:limit]
 
 
 @dataclass(frozen=True)
@@ -148,9 +162,9 @@ class QueryAnalysis:
     text: str
     title: str = ""
     #: identifier -> salience (``handle_mask``, ``NDDataRef``, ``Table.read``)
-    identifiers: Counter[str] = field(default_factory=Counter)
+    identifiers: Weights = field(default_factory=Weights)
     #: prose word (lower case) -> salience
-    keywords: Counter[str] = field(default_factory=Counter)
+    keywords: Weights = field(default_factory=Weights)
     #: file paths as written (``astropy/io/ascii/qdp.py``), most specific first
     paths: list[str] = field(default_factory=list)
     #: dotted module names that may be files (``astropy.io.ascii.qdp``)
@@ -181,15 +195,15 @@ class QueryAnalysis:
         found.update(self.trace_functions)
         return found
 
-    def terms(self) -> Counter[str]:
+    def terms(self) -> Weights:
         """Lower-case word parts with their salience, for local lexical scoring."""
-        terms: Counter[str] = Counter()
+        terms = Weights()
         for identifier, weight in self.identifiers.items():
             for part in identifier_parts(identifier):
                 if len(part) > 1 and part not in _CODE_NOISE:
-                    terms[part] += weight
+                    terms.add(part, weight)
         for word, weight in self.keywords.items():
-            terms[word] += weight
+            terms.add(word, weight)
         return terms
 
     def text_queries(self, *, max_identifier_queries: int = 8) -> list[TextQuery]:
@@ -269,7 +283,7 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
             analysis.paths.append(relative)
         if function and function.isidentifier() and function not in ("<module>", "main"):
             analysis.trace_functions.append(function)
-            identifiers[function] += 2.0
+            identifiers.add(function, 2.0)
     for error, message in _EXCEPTION_LINE.findall(text):
         analysis.errors.append(error)
         if len(message.split()) >= 2 and message not in analysis.messages:
@@ -277,9 +291,8 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
 
     for path in _PATH.findall(text):
         relative = _strip_site(path)
-        if "/" in relative or relative.count(".") == 1:
-            if relative not in analysis.paths:
-                analysis.paths.append(relative)
+        if ("/" in relative or relative.count(".") == 1) and relative not in analysis.paths:
+            analysis.paths.append(relative)
 
     def add_identifier(token: str, weight: float, *, called: bool = False) -> None:
         token = token.strip(".")
@@ -296,7 +309,7 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
             is_module = len(parts) >= 3 and all(p.islower() or p == "_" for p in parts)
             if is_module and token not in analysis.modules:
                 analysis.modules.append(token)
-        identifiers[token] += weight
+        identifiers.add(token, weight)
 
     title_tokens = set(_tokens(analysis.title))
     for source, base in ((prose_only, 1.0), (" ".join(backticks), 1.5), (" ".join(fences), 0.6)):
@@ -320,15 +333,15 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
     keywords = analysis.keywords
     for word in _prose_words(prose_only):
         if not is_code_like(word):
-            keywords[word.lower()] += 1.0
+            keywords.add(word.lower(), 1.0)
     for word in _prose_words(analysis.title):
         if not is_code_like(word):
-            keywords[word.lower()] += 2.0
+            keywords.add(word.lower(), 2.0)
 
     for term in extra:
         for token in _tokens(term):
             if is_code_like(token) or len(token) > 2:
-                identifiers[token] += 2.0
+                identifiers.add(token, 2.0)
         if "/" in term and term not in analysis.paths:
             analysis.paths.append(term)
     return analysis

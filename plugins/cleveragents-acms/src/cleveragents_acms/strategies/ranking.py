@@ -51,10 +51,10 @@ def personalized_pagerank(
         nxt = dict.fromkeys(nodes, 0.0)
         for node, weight in jump.items():
             nxt[node] = (1.0 - damping + damping * dangling) * weight
-        for node, targets in links:
+        for node, outgoing in links:
             share = damping * rank[node]
             if share:
-                for target, w in targets:
+                for target, w in outgoing:
                     nxt[target] += share * w
         change = sum(abs(nxt[n] - rank[n]) for n in nodes)
         rank = nxt

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from cleveragents.errors import CleverAgentsError
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
-
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
     Hit,
     default_depth,
+    defers,
     depths_from,
     hit_from_result,
     log,
@@ -132,6 +132,7 @@ def vector_hits(backends: BackendSet, embedding: list[float], top_k: int) -> lis
     return [hit_from_result(r) for r in results]
 
 
+@defers
 class SemanticEmbeddingStrategy:
     """Nearest nodes to the question's embedding (spec 000, "semantic-embedding")."""
 

@@ -35,12 +35,12 @@ from cleveragents.models.context import (
     TemporalScope,
 )
 from cleveragents.models.uko import DEPTH_FULL
-
 from cleveragents_acms.pipeline._common import count_tokens
 from cleveragents_acms.strategies._anchors import resolve_focus
 from cleveragents_acms.strategies._graph import GraphView, path_of, resource_of
 from cleveragents_acms.strategies._support import (
     clamp,
+    defers,
     file_of,
     log,
     query_of,
@@ -101,6 +101,7 @@ def _parse(stamp: object) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+@defers
 class TemporalArchaeologyStrategy:
     """Retired node versions and their diffs (spec 000, "temporal-archaeology")."""
 

@@ -28,7 +28,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from cleveragents.errors import ValidationError
-
 from cleveragents_acms.ontology.namespaces import RDF_TYPE, UKO, expand
 
 if TYPE_CHECKING:

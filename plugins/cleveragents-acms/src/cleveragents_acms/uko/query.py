@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from cleveragents.errors import ValidationError
 from cleveragents.protocols import GraphBackend
-
 from cleveragents_acms.ontology.namespaces import RDF_TYPE, UKO
 from cleveragents_acms.uko.inference import IMPLICIT_PREDICATES
 
