@@ -1,4 +1,4 @@
-"""What ACMS registers with the kernel. Only strings here: nothing heavy is imported to list plugins."""
+"""What ACMS registers with the kernel: strings only, so listing plugins imports nothing heavy."""
 
 from __future__ import annotations
 
