@@ -39,6 +39,7 @@ from cleveragents_acms.indexing.service import RepoIndexingService
 from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
+from cleveragents_acms.strategies._support import DEFER_FACTOR
 from cleveragents_acms.strategies.arce import ArceStrategy
 from cleveragents_acms.strategies.keyword import SimpleKeywordStrategy
 from cleveragents_acms.strategies.navigator import BreadthDepthNavigatorStrategy
@@ -54,6 +55,7 @@ from cleveragents_acms.strategies.ranking import (
 from cleveragents_acms.strategies.semantic import (
     SemanticEmbeddingStrategy,
     choose_embedder,
+    is_lexical,
     set_embedder_provider,
 )
 from cleveragents_acms.strategies.temporal import TemporalArchaeologyStrategy
@@ -157,6 +159,7 @@ def files_in_order(fragments: list[ContextFragment]) -> list[str]:
 
 LOAD_ONE = uri("cleveragents/plugins.py", "PluginHost._load_one")
 RESOLVE = uri("cleveragents/registry.py", "Registration.resolve")
+REGISTRY = uri("cleveragents/registry.py")
 
 
 # -- query analysis and ranking primitives -----------------------------------------------
@@ -292,8 +295,8 @@ def test_arce_follows_a_traceback(corpus: Corpus) -> None:
     """Paths and frames of a traceback lead to the failing method."""
     fragments = run(ArceStrategy(), ContextRequest(query=TRACEBACK_QUESTION), corpus.backends())
     assert files_in_order(fragments)[0] == "cleveragents/registry.py"
-    resolve = {f.uko_node: f for f in fragments}[RESOLVE]
-    assert resolve.detail_depth == 9 and "import_reference" in resolve.content
+    full = [f for f in fragments if f.detail_depth == 9 and f.uko_node in (RESOLVE, REGISTRY)]
+    assert any("def resolve(self)" in f.content and "import_reference" in f.content for f in full)
 
 
 def test_arce_is_file_aware(corpus: Corpus) -> None:
@@ -371,6 +374,13 @@ def test_semantic_needs_a_vector_backend_and_an_embedder(corpus: Corpus) -> None
         set_embedder_provider(None)
 
 
+def test_lexical_embedders_are_recognised() -> None:
+    """A lexical embedder declares itself, or is known by its hashing name."""
+    assert is_lexical(type("E", (), {"name": "hashing-ngram"})())
+    assert is_lexical(type("E", (), {"name": "mine", "lexical": True})())
+    assert not is_lexical(WordEmbedder())
+
+
 def test_choose_embedder_prefers_the_best_registered() -> None:
     """``auto`` takes the highest preference; a name picks exactly that one."""
     low, high = WordEmbedder(), WordEmbedder()
@@ -426,6 +436,21 @@ def test_the_selector_falls_back_along_the_chain(corpus: Corpus) -> None:
     assert names == ["breadth-depth-navigator"]
     names, _ = select(BackendSet(scope=frozenset({RESOURCE_A})))
     assert names == []
+
+
+def test_strategies_defer_to_the_preferred_one(corpus: Corpus) -> None:
+    """Not the preferred strategy: a quarter of the confidence, fragments ranked below."""
+    strategy = SimpleKeywordStrategy()
+    plain = ContextRequest(query=PLUGIN_QUESTION)
+    deferring = ContextRequest(query=PLUGIN_QUESTION, preferred_strategies=("arce",))
+    preferred = ContextRequest(query=PLUGIN_QUESTION, preferred_strategies=("simple-keyword",))
+    backends = corpus.backends()
+    confidence = strategy.can_handle(plain, backends)
+    assert strategy.can_handle(deferring, backends) == pytest.approx(confidence * DEFER_FACTOR)
+    assert strategy.can_handle(preferred, backends) == pytest.approx(confidence)
+    best = max(f.relevance_score for f in run(strategy, plain, backends))
+    deferred = max(f.relevance_score for f in run(strategy, deferring, backends))
+    assert deferred == pytest.approx(best * DEFER_FACTOR)
 
 
 def test_a_full_assembly_with_every_strategy(corpus: Corpus) -> None:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["Delivery", "LocalScorer"]
 
 #: Share of the budget a whole file may take: the best file, any other.
-_WHOLE_FILE_SHARE = (0.6, 0.3)
+_WHOLE_FILE_SHARE = (0.7, 0.3)
 #: Share of the budget one function may take.
 _UNIT_SHARE = 0.5
 #: How sharply belief falls from the best file to the next (softmax temperature).

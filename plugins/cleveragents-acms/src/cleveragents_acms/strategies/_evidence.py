@@ -5,7 +5,10 @@ messages, traceback frames) is a ranking; so are the whole question searched
 as BM25 (:func:`issue_scores`), the mentioned paths and modules, the vector
 search and the graph neighbourhood. They are fused by weighted
 reciprocal-rank fusion with the spec's channel weights (text 0.4, vector 0.4,
-graph 0.2, renormalised over the channels present).
+graph 0.2, renormalised over the channels present). An embedder that only
+measures word overlap (``lexical = True``, such as ``hashing-ngram``) adds
+little to the text channel and much noise, so its vector channel counts a
+quarter (:data:`LEXICAL_TRUST`).
 
 File level (a change is made in files): each file's nodes are aggregated (the
 best node, then halving contributions), and four more kinds of evidence are
@@ -29,22 +32,39 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from cleveragents_acms.strategies._graph import path_of
-from cleveragents_acms.strategies._support import Hit, file_of, is_test_path
-from cleveragents_acms.strategies.query import STOP_WORDS, QueryAnalysis, parts_of
+from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
+from cleveragents_acms.strategies._graph import GraphView, path_of
+from cleveragents_acms.strategies._support import (
+    Hit,
+    file_of,
+    is_test_path,
+    query_of,
+    safe_search,
+)
+from cleveragents_acms.strategies.query import STOP_WORDS, QueryAnalysis, TextQuery, parts_of
 from cleveragents_acms.strategies.ranking import normalise, reciprocal_rank_fusion
+
+if TYPE_CHECKING:
+    from cleveragents.models.context import ContextRequest
+    from cleveragents.protocols.backends import BackendSet
 
 __all__ = [
     "CHANNEL_WEIGHTS",
     "FILE_WEIGHTS",
+    "LEXICAL_TRUST",
     "Evidence",
+    "gather",
     "issue_chunks",
     "raw_scores",
+    "search",
 ]
 
 #: The spec's fusion weights per retrieval channel.
 CHANNEL_WEIGHTS: dict[str, float] = {"text": 0.4, "vector": 0.4, "graph": 0.2}
+#: Share of the vector channel's weight when its embedder is lexical.
+LEXICAL_TRUST = 0.25
 #: How file evidence combines (each kind normalised to the best file first).
 FILE_WEIGHTS: dict[str, float] = {
     "nodes": 0.3,
@@ -54,6 +74,11 @@ FILE_WEIGHTS: dict[str, float] = {
     "mentions": 0.3,
 }
 _RRF_K = 30.0
+#: Hits per focused query by kind (the title and the prose reach further than one name).
+_HITS = {"title": 50, "keywords": 50}
+_ISSUE_HITS = 80
+#: A name defined in more places than this says little about where to look.
+_MAX_DEFINITIONS = 30
 #: The whole-question ranking's weight among the text channel's rankings.
 _ISSUE_WEIGHT = 1.5
 #: A mention ranking's weight among the text channel's rankings.
@@ -121,6 +146,8 @@ class Evidence:
     #: the whole question as BM25: URI -> summed raw score
     issue: dict[str, float] = field(default_factory=dict)
     vector_list: list[str] = field(default_factory=list)
+    #: the vector channel's share of its spec weight (lexical embedders repeat the text channel)
+    vector_trust: float = 1.0
     #: nodes the question points at (focus items, paths, modules, frames)
     mention_list: list[str] = field(default_factory=list)
     graph_list: list[str] = field(default_factory=list)
@@ -143,8 +170,9 @@ class Evidence:
             "vector": bool(self.vector_list),
             "graph": bool(self.graph_list),
         }
-        total = sum(CHANNEL_WEIGHTS[c] for c, ok in present.items() if ok)
-        return {c: CHANNEL_WEIGHTS[c] / total if ok and total else 0.0 for c, ok in present.items()}
+        base = dict(CHANNEL_WEIGHTS, vector=CHANNEL_WEIGHTS["vector"] * self.vector_trust)
+        total = sum(base[c] for c, ok in present.items() if ok)
+        return {c: base[c] / total if ok and total else 0.0 for c, ok in present.items()}
 
     def fuse(self) -> dict[str, float]:
         weights = self.channel_weights()
@@ -241,3 +269,82 @@ def _path_words(path: str) -> dict[str, float]:
     for folder in parts[:-1]:
         words.setdefault(_singular(folder), 0.5)
     return words
+
+
+# -- gathering the text and graph evidence of a question ---------------------------------
+
+
+def gather(
+    request: ContextRequest,
+    backends: BackendSet,
+    view: GraphView | None,
+    evidence: Evidence,
+    *,
+    hits_per_query: int = 25,
+    max_queries: int | None = None,
+) -> Evidence:
+    """Focused queries, the whole question, mentions and definitions, fused."""
+    analysis = evidence.analysis
+    for query in analysis.text_queries()[:max_queries]:
+        search(backends, evidence, query, hits_per_query)
+    for chunk in issue_chunks(query_of(request)):
+        hits = safe_search(backends, chunk, _ISSUE_HITS)
+        evidence.add_hits(hits)
+        for uri, score in raw_scores(hits).items():
+            evidence.issue[uri] = evidence.issue.get(uri, 0.0) + score
+    evidence.mention_list = mentions(request, analysis, view, backends)
+    if view is not None:
+        evidence.definitions = definitions(view, analysis)
+    evidence.fuse()
+    return evidence
+
+
+def search(backends: BackendSet, evidence: Evidence, query: TextQuery, limit: int) -> None:
+    """Run one focused query (once) and record its ranking."""
+    key = query.text.lower()
+    if key in evidence.queried:
+        return
+    evidence.queried.add(key)
+    hits = safe_search(backends, query.text, _HITS.get(query.kind, limit))
+    if hits:
+        evidence.add_hits(hits)
+        evidence.text_lists.append(([h.uri for h in hits], query.weight))
+
+
+def mentions(
+    request: ContextRequest,
+    analysis: QueryAnalysis,
+    view: GraphView | None,
+    backends: BackendSet,
+) -> list[str]:
+    """Nodes the question points at: focus items, mentioned files and modules."""
+    found: list[str] = []
+    if request.focus:
+        found.extend(resolve_focus(request.focus, view, backends))
+    paths = list(analysis.paths[:12])
+    for module in analysis.modules[:4]:
+        paths.extend(module_paths(module)[:4])
+    for files in resolve_paths(paths, view, backends, search=False).values():
+        found.extend(files[:1])
+    return list(dict.fromkeys(found))
+
+
+def definitions(view: GraphView, analysis: QueryAnalysis) -> dict[str, float]:
+    """Nodes named exactly as the question's names, each name's weight shared by them."""
+    salience: dict[str, float] = {}
+    for name, weight in analysis.identifiers.most_common(20):
+        salience[name] = max(salience.get(name, 0.0), weight)
+        simple = name.rsplit(".", 1)[-1]
+        if simple != name:
+            salience[simple] = max(salience.get(simple, 0.0), 0.7 * weight)
+    for function in analysis.trace_functions:
+        salience[function] = max(salience.get(function, 0.0), 2.0)
+    found = view.by_name(list(salience), limit=_MAX_DEFINITIONS + 1)
+    scores: dict[str, float] = {}
+    for name, uris in found.items():
+        if not uris or len(uris) > _MAX_DEFINITIONS:
+            continue
+        share = min(salience[name], 4.0) / math.sqrt(len(uris))
+        for uri in uris:
+            scores[uri] = scores.get(uri, 0.0) + share
+    return scores

@@ -101,7 +101,7 @@ def is_test_path(path: str) -> bool:
 
 #: Confidence (and fragment relevance) kept by a strategy the request did not ask for
 #: when it asked for others.
-DEFER_FACTOR = 0.4
+DEFER_FACTOR = 0.25
 _S = TypeVar("_S")
 
 

@@ -33,16 +33,14 @@ backends returned them.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents.models.uko import DEPTH_FULL
-from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
 from cleveragents_acms.strategies._delivery import Delivery
-from cleveragents_acms.strategies._evidence import Evidence, issue_chunks, raw_scores
+from cleveragents_acms.strategies._evidence import LEXICAL_TRUST, Evidence, gather, search
 from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -51,16 +49,16 @@ from cleveragents_acms.strategies._support import (
     file_of,
     query_of,
     requested_depth,
-    safe_search,
     strategy_setting,
 )
 from cleveragents_acms.strategies.navigator import expand_neighbourhood
-from cleveragents_acms.strategies.query import QueryAnalysis, TextQuery, analyze, parts_of
+from cleveragents_acms.strategies.query import TextQuery, analyze, parts_of
 from cleveragents_acms.strategies.ranking import normalise, personalized_pagerank
 from cleveragents_acms.strategies.semantic import (
     _embedder,
     embed_query,
     embedding_text,
+    is_lexical,
     vector_hits,
 )
 
@@ -70,11 +68,7 @@ if TYPE_CHECKING:
 __all__ = ["ArceStrategy"]
 
 _GRAPH_SEEDS = 10
-#: Hits per focused query by kind (the title and the prose reach further than one name).
-_HITS = {"title": 50, "keywords": 50}
-_ISSUE_HITS = 80
-#: A name defined in more places than this says little about where to look.
-_MAX_DEFINITIONS = 30
+_VECTOR_HITS = 80
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -145,13 +139,7 @@ class ArceStrategy:
         view: GraphView | None,
         evidence: Evidence,
     ) -> None:
-        analysis = evidence.analysis
-        for query in analysis.text_queries():
-            self._search(backends, evidence, query)
-        self._issue(backends, evidence, query_of(request))
-        evidence.mention_list = self._mentions(request, analysis, view, backends)
-        if view is not None:
-            evidence.definitions = self._definitions(view, analysis)
+        gather(request, backends, view, evidence, hits_per_query=self.hits_per_query)
         self._vector(request, backends, evidence)
         evidence.fuse()
         rounds = max(1, int(strategy_setting(self.name, "max-rounds", self.max_rounds) or 1))
@@ -168,65 +156,8 @@ class ArceStrategy:
             if not new_queries:
                 break
             for query in new_queries:
-                self._search(backends, evidence, query)
+                search(backends, evidence, query, self.hits_per_query)
             evidence.fuse()
-
-    def _search(self, backends: BackendSet, evidence: Evidence, query: TextQuery) -> None:
-        key = query.text.lower()
-        if key in evidence.queried:
-            return
-        evidence.queried.add(key)
-        hits = safe_search(backends, query.text, _HITS.get(query.kind, self.hits_per_query))
-        if hits:
-            evidence.add_hits(hits)
-            evidence.text_lists.append(([h.uri for h in hits], query.weight))
-
-    def _issue(self, backends: BackendSet, evidence: Evidence, text: str) -> None:
-        """The whole question as one BM25 query, run in chunks the backend accepts."""
-        for chunk in issue_chunks(text):
-            hits = safe_search(backends, chunk, _ISSUE_HITS)
-            evidence.add_hits(hits)
-            for uri, score in raw_scores(hits).items():
-                evidence.issue[uri] = evidence.issue.get(uri, 0.0) + score
-
-    def _mentions(
-        self,
-        request: ContextRequest,
-        analysis: QueryAnalysis,
-        view: GraphView | None,
-        backends: BackendSet,
-    ) -> list[str]:
-        """Nodes the question points at: focus items, mentioned files and modules."""
-        found: list[str] = []
-        if request.focus:
-            found.extend(resolve_focus(request.focus, view, backends))
-        paths = list(analysis.paths[:12])
-        for module in analysis.modules[:4]:
-            paths.extend(module_paths(module)[:4])
-        for files in resolve_paths(paths, view, backends, search=False).values():
-            found.extend(files[:1])
-        return list(dict.fromkeys(found))
-
-    @staticmethod
-    def _definitions(view: GraphView, analysis: QueryAnalysis) -> dict[str, float]:
-        """Nodes named exactly as the question's names, each name's weight shared by them."""
-        salience: dict[str, float] = {}
-        for name, weight in analysis.identifiers.most_common(20):
-            salience[name] = max(salience.get(name, 0.0), weight)
-            simple = name.rsplit(".", 1)[-1]
-            if simple != name:
-                salience[simple] = max(salience.get(simple, 0.0), 0.7 * weight)
-        for function in analysis.trace_functions:
-            salience[function] = max(salience.get(function, 0.0), 2.0)
-        found = view.by_name(list(salience), limit=_MAX_DEFINITIONS + 1)
-        scores: dict[str, float] = {}
-        for name, uris in found.items():
-            if not uris or len(uris) > _MAX_DEFINITIONS:
-                continue
-            share = min(salience[name], 4.0) / math.sqrt(len(uris))
-            for uri in uris:
-                scores[uri] = scores.get(uri, 0.0) + share
-        return scores
 
     def _vector(self, request: ContextRequest, backends: BackendSet, evidence: Evidence) -> None:
         if backends.vector is None:
@@ -237,10 +168,11 @@ class ArceStrategy:
         embedding = embed_query(embedder, embedding_text(request))
         if embedding is None:
             return
-        hits = vector_hits(backends, embedding, _ISSUE_HITS)
+        hits = vector_hits(backends, embedding, _VECTOR_HITS)
         for hit in hits:
             evidence.hits.setdefault(hit.uri, hit)
         evidence.vector_list = [h.uri for h in hits]
+        evidence.vector_trust = LEXICAL_TRUST if is_lexical(embedder) else 1.0
 
     def _graph_channel(self, view: GraphView, evidence: Evidence) -> list[str]:
         """The neighbourhood of the best nodes, ranked by PageRank personalised to them."""

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents.models.uko import DEPTH_FULL
 from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
+from cleveragents_acms.strategies._evidence import Evidence, gather
 from cleveragents_acms.strategies._graph import DEPENDS_ON, GRAPH_EDGES, GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -39,7 +40,6 @@ from cleveragents_acms.strategies._support import (
     file_of,
     query_of,
     requested_depth,
-    safe_search,
     shallower,
     strategy_setting,
 )
@@ -135,6 +135,7 @@ def _inside(uri: str, container: str) -> bool:
 
 
 def query_seeds(
+    request: ContextRequest,
     analysis: QueryAnalysis,
     view: GraphView,
     backends: BackendSet,
@@ -142,20 +143,24 @@ def query_seeds(
     limit: int = 8,
     hits: dict[str, Hit] | None = None,
 ) -> dict[str, float]:
-    """Seed nodes for a question without focus: text hits, named nodes, mentioned files.
+    """Seed nodes for a question without focus.
 
-    The text hits are also recorded in ``hits`` (to render them without a node source).
+    With a text backend: the best nodes of the likeliest files by the same
+    text and graph evidence arce gathers (focused queries, the whole question,
+    mentions, definitions; see :mod:`._evidence`). Without one: the nodes the
+    question's names and words denote, and the files it mentions. Hits are
+    recorded in ``hits`` (to render them without a node source).
     """
+    if backends.text is not None:
+        evidence = gather(request, backends, view, Evidence(analysis), max_queries=4)
+        if hits is not None:
+            hits.update(evidence.hits)
+        return _best_of_best_files(evidence, limit)
     seeds: dict[str, float] = {}
 
     def add(uri: str, weight: float) -> None:
         seeds[uri] = max(seeds.get(uri, 0.0), weight)
 
-    for query in analysis.text_queries()[:4]:
-        for hit in safe_search(backends, query.text, limit):
-            add(hit.uri, hit.score * query.weight)
-            if hits is not None:
-                hits.setdefault(hit.uri, hit)
     names = analysis.top_identifiers(6)
     simple = {n.rsplit(".", 1)[-1] for n in names}
     words = [w for w in analysis.top_keywords(4) if w not in simple]
@@ -173,6 +178,22 @@ def query_seeds(
             add(uri, 0.9)
     ranked = sorted(seeds, key=lambda u: -seeds[u])[: limit * 2]
     return {uri: seeds[uri] for uri in ranked}
+
+
+def _best_of_best_files(evidence: Evidence, limit: int, files: int = 3) -> dict[str, float]:
+    """The best nodes of the best files, weighted by both (the best seed 1.0)."""
+    file_scores = normalise(evidence.file_scores())
+    top_files = sorted(file_scores, key=lambda f: -file_scores[f])[:files]
+    fused = normalise(evidence.fused)
+    seeds: dict[str, float] = {}
+    per_file = max(1, limit // max(1, len(top_files)))
+    for file_uri in top_files:
+        members = sorted((u for u in fused if file_of(u) == file_uri), key=lambda u: -fused[u])[
+            :per_file
+        ]
+        for uri in members:
+            seeds[uri] = file_scores[file_uri] * (0.5 + 0.5 * fused[uri])
+    return normalise(seeds)
 
 
 @defers
@@ -226,7 +247,7 @@ class BreadthDepthNavigatorStrategy:
         seeds = resolve_focus(request.focus, view, backends) if request.focus else {}
         hits: dict[str, Hit] = {}
         if not seeds and not analysis.is_empty:
-            seeds = query_seeds(analysis, view, backends, limit=self.seeds, hits=hits)
+            seeds = query_seeds(request, analysis, view, backends, limit=self.seeds, hits=hits)
         if not seeds:
             return []
         hops = min(

@@ -47,6 +47,7 @@ __all__ = [
     "choose_embedder",
     "embed_query",
     "embedding_text",
+    "is_lexical",
     "set_embedder_provider",
 ]
 
@@ -98,6 +99,14 @@ def _embedder(strategy: object, backends: BackendSet | None = None) -> Embedder 
         return None
 
 
+def is_lexical(embedder: object) -> bool:
+    """True for embedders that only measure word overlap (``lexical = True``; ``hashing-*``)."""
+    declared = getattr(embedder, "lexical", None)
+    if declared is not None:
+        return bool(declared)
+    return str(getattr(embedder, "name", "")).startswith("hashing")
+
+
 def embedding_text(request: ContextRequest, limit: int = 2000) -> str:
     """What to embed for a request: title, names and salient words before the prose."""
     text = query_of(request)
@@ -146,7 +155,11 @@ class SemanticEmbeddingStrategy:
     def can_handle(self, request: ContextRequest, backends: BackendSet) -> float:
         if backends.vector is None or not query_of(request).strip():
             return 0.0
-        return 0.6 if _embedder(self, backends) is not None else 0.0
+        embedder = _embedder(self, backends)
+        if embedder is None:
+            return 0.0
+        # a lexical embedder finds what the text search finds: less to add
+        return 0.3 if is_lexical(embedder) else 0.6
 
     def assemble(
         self,
