@@ -39,6 +39,7 @@ from cleveragents_acms.indexing.service import RepoIndexingService
 from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
+from cleveragents_acms.strategies._anchors import module_paths, path_candidates
 from cleveragents_acms.strategies._support import DEFER_FACTOR
 from cleveragents_acms.strategies.arce import ArceStrategy
 from cleveragents_acms.strategies.keyword import SimpleKeywordStrategy
@@ -188,6 +189,14 @@ def test_analysis_ignores_the_environment_report() -> None:
     )
     assert "numpy" not in analysis.keywords and "scipy" not in analysis.keywords
     assert "qdp" in analysis.keywords
+
+
+def test_paths_as_written_map_to_repository_paths() -> None:
+    """An installed path is tried by its suffixes (and src/ or lib/ roots); modules as files."""
+    candidates = path_candidates("/usr/lib/python3/site-packages/pkg/sub/mod.py")
+    assert candidates.index("pkg/sub/mod.py") < candidates.index("sub/mod.py")
+    assert "src/pkg/sub/mod.py" in candidates
+    assert module_paths("pkg.sub.mod")[:2] == ["pkg/sub/mod.py", "pkg/sub/mod/__init__.py"]
 
 
 def test_personalized_pagerank_stays_near_the_focus() -> None:

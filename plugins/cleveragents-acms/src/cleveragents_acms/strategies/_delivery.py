@@ -1,18 +1,24 @@
 """ARCE's delivery: the parts of the likeliest files that most likely must change, in budget.
 
-Candidates are (file, unit) pairs valued by the file's probability times the
-unit's share of its file's evidence:
+Candidates are (file, unit) pairs valued by the file's probability (a softmax
+of the file scores, the best file 1.0) times the unit's share of its file's
+evidence:
 
-* the whole file, when it is small enough (at most 60 % of the budget for the
+* the whole file, when it is small enough (at most 70 % of the budget for the
   best file, 30 % for the others): it holds every line that may change;
 * each function or method in full (a long one as its outline when the full
-  text cannot fit), valued by its fused search score and a local lexical score
-  against every term of the question (:class:`LocalScorer`);
-* each class or module as its outline (signatures), valued lower, so the
-  shape of the code around the delivered functions is there when it is cheap.
+  text cannot fit). Its share combines its fused search score with a local
+  lexical score against every term of the question (:class:`LocalScorer`),
+  and a callee inherits 0.7 of its caller's share: a function the question
+  points at often fails in what it calls;
+* each class as its signatures, valued lower, so the shape of the code
+  around the delivered methods is there when it is cheap;
+* the imports of the two best files (edits often add one), valued lower still.
 
 Units are taken best first while they fit; nothing inside a unit already
-delivered in full is repeated. The best file's units carry the highest
+delivered in full is repeated. A tenth of the budget is held back until the
+best units are in, for one glimpse (the best unit's signature) of each other
+likely file: where else to look. The best file's units carry the highest
 relevance and ``focus_distance`` 0 (the second file 1 …), so files keep their
 order through the pipeline's scorer and in the delivered context.
 """
@@ -56,6 +62,8 @@ _UNIT_SHARE = 0.5
 _FILE_SHARPNESS = 4.0
 #: A callee's share is at least this much of its caller's.
 _CALLEE_SHARE = 0.7
+#: All members are scored in this many of the best files (the others: their search hits).
+_MEMBER_FILES = 4
 #: Calls are followed in this many of the best files.
 _CALL_FILES = 3
 #: The imports of the best files are worth this much of their file (edits often add one).
@@ -106,7 +114,12 @@ class Delivery:
         if not ranked or files[ranked[0]] <= 0:
             return []
         probability = _probabilities(ranked, files)
-        members = self._members(ranked)
+        # every member of the likeliest files; of the others, what the search found
+        members = self._members(ranked[:_MEMBER_FILES])
+        for file_uri in ranked[_MEMBER_FILES:]:
+            members[file_uri] = [
+                u for u in self.evidence.fused if file_of(u) == file_uri and u != file_uri
+            ]
         nodes = self.backends.nodes.nodes(  # type: ignore[union-attr]
             [u for f in ranked for u in members[f]] + ranked
         )

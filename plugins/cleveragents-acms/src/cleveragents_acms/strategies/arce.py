@@ -11,8 +11,9 @@ a few backend-sized chunks whose raw scores add up), the vector search (when
 a vector backend and an embedder are present) and the graph neighbourhood of
 the best nodes (ranked by PageRank personalised to them and to the named
 nodes) are fused by weighted reciprocal-rank fusion with the spec's weights
-text 0.4 / vector 0.4 / graph 0.2, renormalised over the channels present
-(:mod:`._evidence`). Up to ``context.strategies.arce.max-rounds`` rounds
+text 0.4 / vector 0.4 / graph 0.2, renormalised over the channels present;
+a lexical embedder's vector channel counts a quarter, as it mostly repeats
+the text channel (:mod:`._evidence`). Up to ``context.strategies.arce.max-rounds`` rounds
 refine the result: names in the signatures and docstrings of the best nodes
 that share words with the question become new queries, until the best files
 and nodes stop changing.
@@ -23,7 +24,9 @@ file and combined with definitions, path words and mentions
 
 **Execute.** The budget goes to the parts of the likeliest files that most
 likely must change (:mod:`._delivery`): whole small files, the best-matching
-functions and methods in full, their classes' outlines.
+functions and methods in full, their classes' outlines. Following the spec's
+actor-type patterns, a request whose ``purpose`` is strategizing gets
+signatures (broader, shallower) instead of full bodies.
 
 The vector channel is used when present, not required: ``capabilities``
 declares text and graph, so the selector's fallback path applies when either

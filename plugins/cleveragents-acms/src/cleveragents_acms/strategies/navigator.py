@@ -1,8 +1,9 @@
 """Strategy ``breadth-depth-navigator``: from focus nodes outwards through the UKO graph.
 
 1. **Focus.** The request's focus items (URIs, paths, ``path:line``, names;
-   see :mod:`._anchors`); without any, the best text hits of the question,
-   the nodes its names denote and the files it mentions.
+   see :mod:`._anchors`); without any, the best nodes of the likeliest files
+   by the question's text evidence (:func:`._evidence.gather`), or, without a
+   text backend, the nodes its names denote and the files it mentions.
 2. **Breadth.** ``request.breadth`` hops (at most
    ``context.strategies.breadth-depth-navigator.max-hops``) over ``dependsOn``,
    ``contains``, ``references``, ``inheritsFrom``, ``testsCallable`` links in
