@@ -116,3 +116,46 @@ def test_without_the_plugin_acms_degrades(indexed: tuple[Path, Path]) -> None:
     missing = _run(home, "-p", "no:faiss", "vector", "rebuild", "--project", "demo", check=False)
     assert missing.returncode != 0
     assert "no vector backend" in missing.stderr
+
+
+def test_vectors_embedded_in_the_analysis_workers_match_the_embedder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A light embedder runs beside parsing in the worker processes; what it stores is
+    exactly the embedder's vector of each node's chunk, found again by searching it."""
+    from cleveragents.config import load_config
+    from cleveragents.plugins import PluginHost
+    from cleveragents.storage.database import Database
+    from cleveragents_acms.indexing.service import RepoIndexingService
+    from cleveragents_acms.indexing.store import NodeStore
+    from cleveragents_acms.indexing.vectors import chunk_text, embeddable, open_vector_index
+
+    repo = tmp_path / "repo"
+    shutil.copytree(
+        Path(cleveragents.__file__).parent,
+        repo / "cleveragents",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    assert sum(1 for p in repo.rglob("*.py")) >= 64  # enough files for the worker pool
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    host = PluginHost.load()
+    config = load_config(cwd=tmp_path)
+    database = Database.for_sqlite_file(tmp_path / "home" / "cleveragents.db")
+    service = RepoIndexingService(database, host.registry, config, workers=2)
+    assert service._light_embedder() is not None
+    result = service.index_resource("01JTESTWORKERVECTORS000000", repo, project="w")
+    assert result.run is not None and result.run.files_analyzed >= 64
+    store = NodeStore(tmp_path / "home" / "index" / "graph" / "w" / "nodes.db")
+    nodes = [n for n in store.iter_current(["01JTESTWORKERVECTORS000000"]) if embeddable(n)]
+    store.close()
+    vectors = open_vector_index(host.registry, config, "w")
+    assert vectors is not None
+    sample = nodes[:: max(1, len(nodes) // 25)]
+    embedded = vectors.embedder.embed([chunk_text(n) for n in sample])
+    for node, vector in zip(sample, embedded, strict=True):
+        hits = vectors.backend.similarity_search(
+            vector, scope=frozenset({"01JTESTWORKERVECTORS000000"}), top_k=5
+        )
+        assert any(h.uko_uri == node.uri and h.score > 0.999 for h in hits), node.uri
+    vectors.close()
+    database.dispose()

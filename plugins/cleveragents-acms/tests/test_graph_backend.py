@@ -486,3 +486,57 @@ def test_a_store_in_use_is_a_clear_error(backend: OxigraphGraphBackend) -> None:
     """A second writer on the same folder gets a ConfigurationError, not a crash."""
     with pytest.raises(ConfigurationError, match="another process"):
         OxigraphGraphBackend(backend.location)
+
+
+def _many(resource: str, count: int) -> list[UKONode]:
+    nodes = [module(resource, "big.py")]
+    nodes += [
+        function(
+            resource,
+            "big.py",
+            f"f{i}",
+            edges=[("uko-code:calls", node_uri(resource, "big.py", f"f{(i + 1) % count}"))],
+        )
+        for i in range(count)
+    ]
+    return nodes
+
+
+def test_a_background_load_writes_what_an_in_process_load_writes(tmp_path: Path) -> None:
+    """The child-process bulk load (used for big fresh loads) gives the same quads."""
+    nodes = _many(RES_A, 300)
+    direct = OxigraphGraphBackend(tmp_path / "direct")
+    direct.add_nodes(nodes, valid_from=T1)
+    background = OxigraphGraphBackend(tmp_path / "background")
+    assert not background.has_resource(RES_A)
+    load = background.load_in_background()
+    assert load.add_nodes(nodes[:100], valid_from=T1) > 0
+    load.add_nodes(nodes[100:], valid_from=T1)
+    assert load.finish() == direct.count()
+    assert background.has_resource(RES_A)
+    assert background.count() == direct.count()
+    f7 = node_uri(RES_A, "big.py", "f7")
+    assert sorted(background.get_triples(f7).triples) == sorted(direct.get_triples(f7).triples)
+    # The store is back in this process: ordinary writes and revisions work.
+    background.add_nodes([function(RES_A, "big.py", "f7", signature="def f7(x)")], valid_from=T2)
+    assert background.query_at_time(T1 + timedelta(days=1), frozenset({RES_A})).triples
+    direct.close()
+    background.close()
+
+
+def test_a_failed_background_load_raises_and_gives_the_store_back(tmp_path: Path) -> None:
+    """If the loader process dies, finish() says so and the store is usable again."""
+    from cleveragents.errors import CleverAgentsError
+
+    backend = OxigraphGraphBackend(tmp_path / "graph")
+    load = backend.load_in_background()
+    load._process.kill()
+    load.add_nodes(_many(RES_A, 50), valid_from=T1)
+    with pytest.raises(CleverAgentsError, match="loading the graph store failed"):
+        load.finish()
+    backend.add_nodes([module(RES_B, "lib.py")], valid_from=T1)
+    assert backend.has_resource(RES_B)
+    aborted = backend.load_in_background()
+    aborted.abort()
+    assert backend.count(RES_B) > 0
+    backend.close()

@@ -230,3 +230,29 @@ def test_bad_input(service: RepoIndexingService, tmp_path: Path) -> None:
         service.index_resource(RESOURCE_A, tmp_path / "missing", project="demo")
     with pytest.raises(ValidationError, match="project"):
         service.index_resource(RESOURCE_A, tmp_path, project=" ")
+
+
+def test_big_fresh_graph_loads_run_in_a_child_process(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold index past the threshold loads the graph from a child process; the
+    graph is then complete, and the next (incremental) run revises it in place."""
+    from cleveragents_acms.indexing import service as service_module
+
+    monkeypatch.setattr(service_module, "_BACKGROUND_GRAPH_NODES", 1)
+    result = service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert result.run is not None and "graph-wait" in result.run.phases
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        nodes = list(index.nodes.iter_current([RESOURCE_A]))
+        typed = index.graph.sparql_query(
+            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
+        )
+        assert int(typed.triples[0][2]) == len(nodes)  # (row, variable, value)
+    finally:
+        index.close()
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text(target.read_text().replace("def home() -> Path:", "def home() -> Path:  # 2"))
+    again = service.refresh_index(RESOURCE_A, corpus)
+    assert again.run is not None and again.run.nodes_revised >= 1
+    assert "graph-wait" not in again.run.phases

@@ -2,7 +2,7 @@
 
 **Structure.** Vectors are L2-normalised on the way in, so inner product is
 cosine similarity. Small indexes use ``IndexFlatIP`` (exact); once an index
-holds ``hnsw_threshold`` live vectors (50,000 by default) it is rebuilt as
+holds ``hnsw_threshold`` live vectors (250,000 by default) it is rebuilt as
 ``IndexHNSWFlat`` with inner product (approximate, sub-linear), and back to flat
 below half the threshold. ``index_type="flat"`` or ``"hnsw"`` pins the choice.
 Both sit in an ``IndexIDMap2``: every vector has an int64 id that this class

@@ -15,7 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "embedder": None,
     "dimension": None,
     "index_type": "auto",
-    "hnsw_threshold": 50_000,
+    "hnsw_threshold": 250_000,
     "hnsw_m": 32,
     "hnsw_ef_construction": 80,
     "hnsw_ef_search": 96,

@@ -4,6 +4,11 @@ Parsing dominates indexing time (``ast.parse`` runs at ~540 files/s on one
 core), so files are analysed in a process pool. Workers rebuild the analyzers
 from their ``"module:Class"`` references instead of receiving pickled objects;
 analyzers registered as live objects run in this process instead.
+
+A *light* embedder (one that declares ``light = True``: no model to load, such
+as ``hashing-ngram``) also runs in the workers, so a file's chunks are embedded
+in parallel beside its parsing; a model-backed embedder is better batched in
+the main process, where the indexer embeds whatever arrives without vectors.
 """
 
 from __future__ import annotations
@@ -20,18 +25,24 @@ from typing import Any
 from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
 
-__all__ = ["AnalyzerSpec", "FileAnalysis", "analyze_files"]
+__all__ = ["ComponentSpec", "FileAnalysis", "analyze_files", "embed_nodes"]
 
 _HEAD_BYTES = 8192
 
 
 @dataclass(frozen=True)
-class AnalyzerSpec:
-    """How to (re)build one analyzer: by reference, or the live object itself."""
+class ComponentSpec:
+    """How to (re)build an analyzer or embedder: by reference, or the live object itself."""
 
     name: str
     reference: str | None
     instance: Any = None
+
+    def build(self) -> Any:
+        if self.instance is not None:
+            return self.instance
+        target = import_reference(self.reference or "")
+        return target() if isinstance(target, type) else target
 
 
 @dataclass
@@ -45,27 +56,39 @@ class FileAnalysis:
     analyzer: str | None
     result: AnalysisResult = field(default_factory=AnalysisResult)
     token_estimate: int = 0
+    #: Node URI -> unit vector, when a light embedder ran beside the analyzer ...
+    vectors: dict[str, Any] = field(default_factory=dict)
+    #: ... and the name of that embedder.
+    vectors_from: str | None = None
 
 
 _ANALYZERS: list[Any] = []
+_EMBEDDER: list[tuple[str, Any]] = []
 
 
-def _build(specs: Sequence[AnalyzerSpec]) -> list[Any]:
-    analyzers = []
-    for spec in specs:
-        if spec.instance is not None:
-            analyzers.append(spec.instance)
-            continue
-        target = import_reference(spec.reference or "")
-        analyzers.append(target() if isinstance(target, type) else target)
+def _build(specs: Sequence[ComponentSpec]) -> list[Any]:
+    analyzers = [spec.build() for spec in specs]
     return sorted(analyzers, key=lambda a: -int(getattr(a, "specificity", 0)))
 
 
-def _init_worker(specs: Sequence[AnalyzerSpec]) -> None:
+def _init_worker(specs: Sequence[ComponentSpec], embedder: ComponentSpec | None) -> None:
     # Analysis allocates many short-lived objects and few cycles: collecting rarely
     # makes parsing about a third faster (see _work).
     gc.disable()
     _ANALYZERS[:] = _build(specs)
+    _EMBEDDER[:] = [(embedder.name, embedder.build())] if embedder is not None else []
+
+
+def embed_nodes(embedder: Any, nodes: Sequence[Any]) -> dict[str, Any]:
+    """URI -> vector for the embeddable ``nodes`` (what the vector index stores)."""
+    from cleveragents_acms.indexing.vectors import chunk_text, embeddable
+
+    chosen = [n for n in nodes if embeddable(n)]
+    if not chosen:
+        return {}
+    embed = getattr(embedder, "embed_array", None) or embedder.embed
+    vectors = embed([chunk_text(n) for n in chosen])
+    return {n.uri: vector for n, vector in zip(chosen, vectors, strict=True)}
 
 
 def _choose(analyzers: Sequence[Any], path: Path, head: bytes) -> Any | None:
@@ -138,19 +161,32 @@ def _work(args: tuple[str, str, str]) -> FileAnalysis:
     _DONE[0] += 1
     if _DONE[0] % 256 == 0:
         gc.collect()
-    return analyze_one(_ANALYZERS, *args)
+    outcome = analyze_one(_ANALYZERS, *args)
+    if _EMBEDDER and outcome.result.nodes:
+        name, embedder = _EMBEDDER[0]
+        try:
+            outcome.vectors = embed_nodes(embedder, outcome.result.nodes)
+            outcome.vectors_from = name
+        except Exception:  # the main process embeds what comes without vectors
+            outcome.vectors = {}
+    return outcome
 
 
 def analyze_files(
-    specs: Sequence[AnalyzerSpec],
+    specs: Sequence[ComponentSpec],
     root: Path,
     relatives: Sequence[str],
     resource_id: str,
     *,
     workers: int | None = None,
     on_done: Callable[[FileAnalysis], None] | None = None,
+    embedder: ComponentSpec | None = None,
 ) -> Iterator[FileAnalysis]:
-    """Yield one FileAnalysis per file, in completion order; parallel when worthwhile."""
+    """Yield one FileAnalysis per file, in completion order; parallel when worthwhile.
+
+    ``embedder`` (a light one, by reference) is run in the workers; without
+    workers, embedding is left to the caller.
+    """
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     picklable = all(spec.reference for spec in specs)
     if workers <= 1 or len(relatives) < 64 or not picklable:
@@ -161,8 +197,12 @@ def analyze_files(
                 on_done(outcome)
             yield outcome
         return
+    if embedder is not None and not embedder.reference:
+        embedder = None
     chunksize = max(8, min(64, len(relatives) // (workers * 8) or 1))
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(list(specs),)) as pool:
+    with ProcessPoolExecutor(
+        workers, initializer=_init_worker, initargs=(list(specs), embedder)
+    ) as pool:
         jobs = ((str(root), relative, resource_id) for relative in relatives)
         for outcome in pool.map(_work, jobs, chunksize=chunksize):
             if on_done:

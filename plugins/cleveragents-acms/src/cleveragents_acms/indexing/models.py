@@ -62,6 +62,11 @@ class IndexRun:
     nodes_unchanged: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: Seconds per phase (discover, analyse, resolve, nodes, text, graph, vectors, commit).
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = round(self.phases.get(phase, 0.0) + seconds, 3)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

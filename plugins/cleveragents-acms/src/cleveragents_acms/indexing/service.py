@@ -19,7 +19,8 @@ import os
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from sqlalchemy import delete, insert, select, update
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import UKONode
-from cleveragents_acms.indexing.analysis import AnalyzerSpec, FileAnalysis, analyze_files
+from cleveragents_acms.indexing.analysis import ComponentSpec, FileAnalysis, analyze_files
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex
 from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
@@ -40,6 +41,9 @@ __all__ = ["Progress", "RepoIndexingService"]
 
 #: Nodes per graph write.
 _GRAPH_BATCH = 5000
+#: New nodes from which a fresh resource's graph is loaded by a child process, while
+#: the other stores are written (starting one costs ~0.3 s).
+_BACKGROUND_GRAPH_NODES = 20_000
 
 #: ``progress(done, total, path)`` is called after each analysed file.
 Progress = Callable[[int, int, str], None]
@@ -47,6 +51,15 @@ Progress = Callable[[int, int, str], None]
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+@contextmanager
+def _phase(run: IndexRun, name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        run.timed(name, time.perf_counter() - started)
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -276,12 +289,31 @@ class RepoIndexingService:
                 .values(status=status, error_message=message, worker_pid=None)
             )
 
-    def _analyzer_specs(self) -> list[AnalyzerSpec]:
+    def _light_embedder(self) -> ComponentSpec | None:
+        """The embedder to run in the analysis workers, when it is a light one."""
+        from cleveragents_acms.indexing.vectors import choose_embedder
+
+        if not len(self.registry.backends.vector):
+            return None
+        try:
+            chosen = choose_embedder(self.registry, self.config)
+        except CleverAgentsError:
+            return None  # reported when the vector index is opened
+        if chosen is None or not getattr(chosen[1], "light", False):
+            return None
+        registration = next(
+            (r for r in self.registry.embedders.registrations() if r.name == chosen[0]), None
+        )
+        if registration is None or not isinstance(registration.target, str):
+            return None
+        return ComponentSpec(chosen[0], registration.target)
+
+    def _analyzer_specs(self) -> list[ComponentSpec]:
         specs = []
         for registration in self.registry.analyzers.registrations():
             reference = registration.target if isinstance(registration.target, str) else None
             instance = None if reference else registration.resolve()
-            specs.append(AnalyzerSpec(registration.name, reference, instance))
+            specs.append(ComponentSpec(registration.name, reference, instance))
         if not specs:
             raise CleverAgentsError("no analyzers are registered; is cleveragents-acms installed?")
         return specs
@@ -303,13 +335,15 @@ class RepoIndexingService:
     ) -> tuple[FileRecord, ...]:
         from cleveragents_acms.analyzers.files import discover
 
-        discovery = discover(
-            root,
-            max_file_size=max_file_size or int(self.config.get("context.file.max-size", 1_048_576)),
-            max_total_size=max_total_size or self.config.get("context.file.max-total-size"),
-            include_globs=include_globs,
-            exclude_globs=exclude_globs,
-        )
+        with _phase(run, "discover"):
+            discovery = discover(
+                root,
+                max_file_size=max_file_size
+                or int(self.config.get("context.file.max-size", 1_048_576)),
+                max_total_size=max_total_size or self.config.get("context.file.max-total-size"),
+                include_globs=include_globs,
+                exclude_globs=exclude_globs,
+            )
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
         with self.database.engine.connect() as conn:
             known = {
@@ -335,15 +369,17 @@ class RepoIndexingService:
             if progress is not None:
                 progress(len(analyses) + 1, total, outcome.relative)
 
-        for outcome in analyze_files(
-            self._analyzer_specs(),
-            root,
-            [f.relative for f in candidates],
-            resource_id,
-            workers=self.workers,
-            on_done=done,
-        ):
-            analyses.append(outcome)
+        with _phase(run, "analyse"):
+            for outcome in analyze_files(
+                self._analyzer_specs(),
+                root,
+                [f.relative for f in candidates],
+                resource_id,
+                workers=self.workers,
+                on_done=done,
+                embedder=self._light_embedder(),
+            ):
+                analyses.append(outcome)
         by_path = {f.relative: f for f in discovery.files}
         changed = [
             a
@@ -357,7 +393,8 @@ class RepoIndexingService:
         run.files_unchanged = len(discovery.files) - len(changed)
         run.files_removed = len(removed)
         self._write(project, resource_id, changed, removed, run)
-        return self._record_files(index_id, known, changed, touched_only, removed, by_path, run)
+        with _phase(run, "record"):
+            return self._record_files(index_id, known, changed, touched_only, removed, by_path, run)
 
     def _write(
         self,
@@ -370,66 +407,77 @@ class RepoIndexingService:
         """Apply the run to the project's stores; all-or-nothing for text and node store."""
         if not changed and not removed:
             return
-        index = ProjectIndex.open(project, self.registry, self.config, with_vectors=True)
+        with _phase(run, "open"):
+            index = ProjectIndex.open(project, self.registry, self.config, with_vectors=True)
         valid_from = _now().isoformat()
         try:
             paths = [a.relative for a in changed] + list(removed)
-            previous = index.nodes.current_fingerprints(resource_id, paths)
             new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
             for a in changed:
                 run.errors.extend((a.relative, e) for e in a.result.errors)
-            changed_paths = {a.relative for a in changed}
-            stored = [
-                n
-                for n in index.nodes.nodes_named([resource_id], wanted_names(new_nodes))
-                if n.path not in changed_paths
-            ]
-            resolve_edges(new_nodes, stored)
-            inserts, revised_uris = [], []
-            new_uris = set()
-            for node in new_nodes:
-                new_uris.add(node.uri)
-                fingerprint = node_fingerprint(node)
-                old = previous.get(node.uri)
-                if old is not None and old[0] == fingerprint:
-                    run.nodes_unchanged += 1
-                    continue
-                if old is not None:
-                    revised_uris.append(node.uri)
-                    run.nodes_revised += 1
-                else:
-                    run.nodes_added += 1
-                inserts.append((node, fingerprint, old[1] if old else None))
-            retired = [uri for uri in previous if uri not in new_uris]
-            run.nodes_retired = len(retired)
-            index.nodes.begin()
-            index.nodes.retire(retired + revised_uris, valid_until=valid_from)
-            index.nodes.insert(inserts, valid_from=valid_from)
-            if index.text is not None:
-                index.text.delete_paths(resource_id, paths)
-                index.text.add_nodes(new_nodes)
+            with _phase(run, "resolve"):
+                previous = index.nodes.current_fingerprints(resource_id, paths)
+                changed_paths = {a.relative for a in changed}
+                stored = [
+                    n
+                    for n in index.nodes.nodes_named([resource_id], wanted_names(new_nodes))
+                    if n.path not in changed_paths
+                ]
+                resolve_edges(new_nodes, stored)
+                inserts, revised_uris = [], []
+                new_uris = set()
+                for node in new_nodes:
+                    new_uris.add(node.uri)
+                    fingerprint = node_fingerprint(node)
+                    old = previous.get(node.uri)
+                    if old is not None and old[0] == fingerprint:
+                        run.nodes_unchanged += 1
+                        continue
+                    if old is not None:
+                        revised_uris.append(node.uri)
+                        run.nodes_revised += 1
+                    else:
+                        run.nodes_added += 1
+                    inserts.append((node, fingerprint, old[1] if old else None))
+                retired = [uri for uri in previous if uri not in new_uris]
+                run.nodes_retired = len(retired)
+            loader = None
             if index.graph is not None:
-                if retired or revised_uris:
-                    index.graph.retire(
-                        retired + revised_uris,
-                        valid_until=_parse(valid_from),
-                        successor_uris=set(revised_uris),
+                with _phase(run, "graph"):
+                    loader = self._write_graph(
+                        index.graph, resource_id, inserts, retired, revised_uris, _parse(valid_from)
                     )
-                # Batches keep the N-Quads text of one call small (a 10k-file run has
-                # millions of quads).
-                versions = [n for n, _, _ in inserts]
-                for start in range(0, len(versions), _GRAPH_BATCH):
-                    index.graph.add_nodes(
-                        versions[start : start + _GRAPH_BATCH], valid_from=_parse(valid_from)
-                    )
-            if index.vectors is not None:
-                index.vectors.remove(retired + revised_uris)
-                index.vectors.add([n for n, _, _ in inserts], resource_id)
-                index.vectors.commit()
+            with _phase(run, "nodes"):
+                index.nodes.begin()
+                index.nodes.retire(retired + revised_uris, valid_until=valid_from)
+                index.nodes.insert(inserts, valid_from=valid_from)
             if index.text is not None:
-                index.text.commit()
-            index.nodes.commit()
+                with _phase(run, "text"):
+                    index.text.delete_paths(resource_id, paths)
+                    index.text.add_nodes(new_nodes)
+            if index.vectors is not None:
+                with _phase(run, "vectors"):
+                    index.vectors.remove(retired + revised_uris)
+                    ready = {
+                        uri: vector
+                        for a in changed
+                        if a.vectors and index.vectors.embedder_name == a.vectors_from
+                        for uri, vector in a.vectors.items()
+                    }
+                    index.vectors.add([n for n, _, _ in inserts], resource_id, ready)
+            if loader is not None:
+                with _phase(run, "graph-wait"):
+                    pending, loader = loader, None
+                    pending.finish()
+            with _phase(run, "commit"):
+                if index.vectors is not None:
+                    index.vectors.commit()
+                if index.text is not None:
+                    index.text.commit()
+                index.nodes.commit()
         except BaseException:
+            if loader is not None:
+                loader.abort()
             index.nodes.rollback()
             if index.text is not None:
                 index.text.rollback()
@@ -438,6 +486,41 @@ class RepoIndexingService:
             raise
         finally:
             index.close()
+
+    @staticmethod
+    def _write_graph(
+        graph: Any,
+        resource_id: str,
+        inserts: Sequence[tuple[UKONode, str, str | None]],
+        retired: Sequence[str],
+        revised: Sequence[str],
+        valid_from: datetime,
+    ) -> Any | None:
+        """Retire, then add the new versions; a big load goes on in a child process.
+
+        Returns the background load to finish before committing, if one was started.
+        """
+        # A resource new to the graph (a cold index) skips the per-node check for a
+        # current version; any other run keeps it, so a store left ahead of the node
+        # store by a crash is repaired, not duplicated.
+        fresh = not graph.has_resource(resource_id)
+        if retired or revised:
+            graph.retire([*retired, *revised], valid_until=valid_from, successor_uris=set(revised))
+        versions = [n for n, _, _ in inserts]
+        loader = (
+            graph.load_in_background()
+            if fresh and len(versions) >= _BACKGROUND_GRAPH_NODES
+            else None
+        )
+        # Batches keep the N-Quads text of one call small (a 10k-file run has millions
+        # of quads).
+        for start in range(0, len(versions), _GRAPH_BATCH):
+            batch = versions[start : start + _GRAPH_BATCH]
+            if loader is not None:
+                loader.add_nodes(batch, valid_from=valid_from)
+            else:
+                graph.add_nodes(batch, valid_from=valid_from, fresh=fresh)
+        return loader
 
     def _record_files(
         self,

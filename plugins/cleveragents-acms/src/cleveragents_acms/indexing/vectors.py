@@ -10,7 +10,7 @@ variables are not embedded: they are found through their container.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,13 +63,26 @@ class VectorIndex:
     embedder_name: str
     embedder: Any
 
-    def add(self, nodes: Sequence[UKONode], resource_id: str) -> int:
+    def add(
+        self,
+        nodes: Sequence[UKONode],
+        resource_id: str,
+        vectors: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Embed and store ``nodes``; ``vectors`` holds ones already embedded (by URI)."""
         nodes = [n for n in nodes if embeddable(n)]
+        ready = vectors or {}
         added = 0
         for start in range(0, len(nodes), _BATCH):
             batch = nodes[start : start + _BATCH]
-            texts = [chunk_text(n) for n in batch]
-            vectors = self.embedder.embed(texts)
+            missing = [n for n in batch if n.uri not in ready]
+            fresh: dict[str, Any] = {}
+            if missing:
+                # An array is much cheaper to hand over than lists of floats, when offered.
+                embed = getattr(self.embedder, "embed_array", None) or self.embedder.embed
+                embedded = embed([chunk_text(n) for n in missing])
+                fresh = {n.uri: row for n, row in zip(missing, embedded, strict=True)}
+            rows = [ready[n.uri] if n.uri in ready else fresh[n.uri] for n in batch]
             chunks = [
                 EmbeddingChunk(
                     n.uri,
@@ -84,7 +97,7 @@ class VectorIndex:
                 )
                 for n in batch
             ]
-            added += self.backend.add(chunks, vectors, resource_id=resource_id)
+            added += self.backend.add(chunks, rows, resource_id=resource_id)
         return added
 
     def remove(self, uris: Sequence[str]) -> None:

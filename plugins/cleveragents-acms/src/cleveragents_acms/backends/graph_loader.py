@@ -1,0 +1,131 @@
+"""Bulk-load new nodes into the graph store from a child process.
+
+pyoxigraph holds the GIL while it loads, and a cold index of 100k nodes is
+over a million quads: loading them in this process would stall the other
+stores' writes for tens of seconds. A :class:`BackgroundLoad` hands the store
+to a child process (RocksDB allows one writer, so the parent lets go of it),
+streams it N-Quads through a pipe from a sender thread, and takes the store
+back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes the text
+index, node store and vectors. Like the in-process bulk loader, the load is
+not transactional: the indexer's fresh-resource check repairs a partial one.
+"""
+
+from __future__ import annotations
+
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, BinaryIO
+
+from cleveragents.errors import CleverAgentsError
+from cleveragents.models.uko import UKONode
+
+if TYPE_CHECKING:
+    from cleveragents_acms.backends.graph import OxigraphGraphBackend
+
+__all__ = ["BackgroundLoad"]
+
+#: Each chunk goes down the child's stdin as an 8-byte length and the bytes; 0 ends.
+_LENGTH = struct.Struct("<Q")
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    data = stream.read(size)
+    if len(data) != size:
+        raise EOFError("the indexer stopped sending")
+    return data
+
+
+def _load(location: str, stream: BinaryIO, report: BinaryIO) -> None:
+    """Child process: bulk-load every chunk received, then report ``ok`` or the error."""
+    import pyoxigraph as ox
+
+    try:
+        store = ox.Store(location)
+        while size := _LENGTH.unpack(_read_exactly(stream, _LENGTH.size))[0]:
+            chunk = _read_exactly(stream, size)
+            store.bulk_load(input=chunk, format=ox.RdfFormat.N_QUADS, lenient=True)
+        store.flush()
+        del store
+        report.write(b"ok\n")
+    except BaseException as exc:  # reported to the parent, which raises
+        report.write(f"{type(exc).__name__}: {exc}".replace("\n", " ").encode() + b"\n")
+    report.flush()
+
+
+class BackgroundLoad:
+    """One bulk load running in a child process; ``finish()`` waits and reopens the store."""
+
+    def __init__(self, backend: OxigraphGraphBackend) -> None:
+        self.backend = backend
+        self.quads = 0
+        backend.close()  # the child needs the store's lock
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(backend.location)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        # Writing blocks while the child loads the previous chunk: a thread writes, so
+        # the indexer can go on with the other stores.
+        self._chunks: queue.Queue[bytes] = queue.Queue()
+        self._send_error: BaseException | None = None
+        self._sender = threading.Thread(target=self._send, daemon=True)
+        self._sender.start()
+
+    def _send(self) -> None:
+        pipe = self._process.stdin
+        assert pipe is not None
+        while True:
+            chunk = self._chunks.get()
+            try:
+                pipe.write(_LENGTH.pack(len(chunk)))
+                pipe.write(chunk)
+                if not chunk:
+                    pipe.close()
+                    return
+            except BaseException as exc:
+                self._send_error = exc
+                return
+
+    def add_nodes(self, nodes: Iterable[UKONode], *, valid_from: datetime) -> int:
+        """Queue the current version of ``nodes`` (none of them may be current already)."""
+        lines: list[str] = []
+        self.backend.node_nquads(nodes, valid_from, lines)
+        if lines:
+            self._chunks.put("".join(lines).encode("utf-8", "replace"))
+            self.quads += len(lines)
+        return len(lines)
+
+    def finish(self) -> int:
+        """Wait for the child, take the store back; raises if the load failed."""
+        self._chunks.put(b"")
+        self._sender.join()
+        try:
+            assert self._process.stdout is not None
+            report = self._process.stdout.read().decode(errors="replace").strip()
+            self._process.wait()
+        finally:
+            self.backend.reopen()
+        if report != "ok":
+            reason = report or (self._send_error and repr(self._send_error))
+            raise CleverAgentsError(
+                f"loading the graph store failed: {reason or 'the loader process died'}"
+            )
+        return self.quads
+
+    def abort(self) -> None:
+        """Stop the child without waiting for the rest (the store keeps what it loaded)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        self._chunks.put(b"")  # a sender blocked on the pipe fails and ends
+        self._sender.join(timeout=5)
+        self.backend.reopen()
+
+
+if __name__ == "__main__":
+    _load(sys.argv[1], sys.stdin.buffer, sys.stdout.buffer)
