@@ -345,3 +345,47 @@ def test_context_entries_through_the_cli(ctx_cli: Run, ctx_corpus: Path) -> None
     )
     bad = ctx_cli("context", "add", "--project", "demo", check=False)
     assert bad.returncode == 1 and "give either" in bad.stderr
+
+
+def test_strategy_option_runs_exactly_the_named_strategies(ctx_cli: Run) -> None:
+    """--strategy X runs X alone although probe-keyword is enabled; simulate agrees."""
+    only = assemble_json(ctx_cli, "--budget", "3000", "--strategy", "simple-keyword")
+    assert only["strategies_used"] == ["simple-keyword"] and only["fragments"]
+    assert {f["provenance"]["strategy"] for f in only["fragments"]} == {"simple-keyword"}
+    both = assemble_json(
+        ctx_cli, "--budget", "3000", "--strategy", "simple-keyword", "--strategy", "probe-keyword"
+    )
+    assert set(both["strategies_used"]) == {"simple-keyword", "probe-keyword"}
+    enabled = assemble_json(ctx_cli, "--budget", "3000")
+    assert enabled["strategies_used"] == ["probe-keyword"]
+    simulated = json.loads(
+        ctx_cli(
+            "context", "simulate", QUESTION, "--project", "demo", "--json",
+            "--strategy", "simple-keyword",
+        ).stdout
+    )  # fmt: skip
+    assert [s["name"] for s in simulated["strategies"]] == ["simple-keyword"]
+
+
+def test_strategy_settings_come_from_the_configuration_chain(ctx_cli: Run, ctx_home: Path) -> None:
+    """max-hops from the global file, the environment or --set changes what the navigator finds."""
+
+    def navigated(*args: str, **env: str) -> int:
+        done = ctx_cli(
+            "context", "assemble", QUESTION, "--project", "demo", "--json", "--budget", "6000",
+            "--strategy", "breadth-depth-navigator", "--breadth", "3", *args, **env,
+        )  # fmt: skip
+        data = json.loads(done.stdout)
+        assert data["strategies_used"] == ["breadth-depth-navigator"]
+        return len(data["fragments"])
+
+    key = "context.strategies.breadth-depth-navigator.max-hops"
+    default = navigated()
+    ctx_cli("config", "set", key, "0")
+    from_file = navigated()
+    assert from_file < default
+    env = {"CLEVERAGENTS_CONTEXT__STRATEGIES__BREADTH_DEPTH_NAVIGATOR__MAX_HOPS": "3"}
+    assert navigated(**env) == default  # the environment beats the global file
+    assert navigated("--set", f"{key}=0", **env) == from_file  # --set beats the environment
+    bad = ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--set", "x", check=False)
+    assert bad.returncode == 1 and "--set expects KEY=VALUE" in bad.stderr

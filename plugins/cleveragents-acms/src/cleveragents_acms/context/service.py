@@ -64,6 +64,8 @@ from cleveragents_acms.context.tiers import ContextTierService, TierBudget
 __all__ = ["AssemblyOutcome", "ContextService"]
 
 _PLANS_KEPT = 256
+#: Offered for every assembly made for a plan (it reads the plan's decisions).
+PLAN_DECISIONS = "plan-decision-context"
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,9 @@ class ContextService:
         view = policy.resolve_view(phase)
         scope = resolve_scope(self.database, self.registry, self.config, project, view)
         request = self._apply_settings(request, policy)
-        strategies, strategy_notes = self._strategies(request, policy)
+        strategies, strategy_notes = self._strategies(
+            request, policy, for_plan=plan is not None or bool(decisions)
+        )
         parent = self._plans.get(plan.parent_plan_id) if plan and plan.parent_plan_id else None
         if parent_context is None and parent is not None:
             parent_context = parent[0]
@@ -435,9 +439,19 @@ class ContextService:
         return request.model_copy(update=update) if update else request
 
     def _strategies(
-        self, request: ContextRequest, policy: ProjectContextPolicy
+        self, request: ContextRequest, policy: ProjectContextPolicy, *, for_plan: bool = False
     ) -> tuple[list[Any], list[str]]:
-        """The strategies to offer the selector: enabled, project-preferred, request-preferred."""
+        """The strategies to offer the selector.
+
+        A request that names strategies (``--strategy``, ``strategies=``) gets
+        exactly those, plus the strategies after each on the spec's fallback
+        path (the selector uses one only as a stand-in for a named strategy
+        that lacks a backend). Otherwise: the project's preferred strategies,
+        then ``context.strategies.enabled``, then plan-decision-context when
+        the assembly is for a plan (it declines without decisions).
+        """
+        from cleveragents_acms.pipeline.selector import FALLBACK_CHAIN
+
         view = self.registry.strategies
         valid = sorted(view)
         for name in (*request.preferred_strategies, *policy.settings.strategies):
@@ -447,10 +461,19 @@ class ContextService:
                     f"(available: {', '.join(valid) or 'none installed'})",
                     details={"strategy": name, "available": valid},
                 )
-        enabled = self.config.get("context.strategies.enabled") or []
-        wanted = list(
-            dict.fromkeys([*request.preferred_strategies, *policy.settings.strategies, *enabled])
-        )
+        if request.preferred_strategies:
+            named = list(request.preferred_strategies)
+            stand_ins = [
+                later
+                for name in named
+                if name in FALLBACK_CHAIN
+                for later in FALLBACK_CHAIN[FALLBACK_CHAIN.index(name) + 1 :]
+            ]
+            wanted = list(dict.fromkeys([*named, *stand_ins]))
+        else:
+            enabled = self.config.get("context.strategies.enabled") or []
+            plan_strategies = [PLAN_DECISIONS] if for_plan and PLAN_DECISIONS in view else []
+            wanted = list(dict.fromkeys([*policy.settings.strategies, *enabled, *plan_strategies]))
         notes: list[str] = []
         strategies: list[Any] = []
         for name in wanted:

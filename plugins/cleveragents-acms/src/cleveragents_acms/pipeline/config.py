@@ -16,6 +16,9 @@ is an error that lists the valid ones.
 Stage settings come from the configuration: ``context.pipeline.<slot>.*``
 plus the few keys kept elsewhere (``context.fusion.*``,
 ``context.budget.min-useful-budget``, ``context.budget.skeleton-ratio``).
+Strategy settings ``context.strategies.<name>.<key>`` (``arce.max-rounds``,
+``breadth-depth-navigator.max-hops`` …) go to ``settings["strategies.<name>"]``,
+where a strategy reads them during an assembly.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ __all__ = [
     "PipelineConfigResolver",
     "default_pipeline_config",
     "stage_settings",
+    "strategy_settings",
 ]
 
 #: Pipeline slot key -> PipelineConfig field, in stage order.
@@ -112,7 +116,28 @@ def stage_settings(config: Config | Mapping[str, Any] | None = None) -> dict[str
             settings[slot][name] = get(key)
     for (slot, name), key in STAGE_SETTINGS.items():
         settings[slot][name] = get(key)
+    settings.update(strategy_settings(config))
     return settings
+
+
+def strategy_settings(
+    config: Config | Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``{"strategies.<name>": {key: value}}`` from ``context.strategies.<name>.<key>``."""
+    prefix = "context.strategies."
+    flat: dict[str, Any] = {
+        k[len(prefix) :]: v for k, v in DEFAULTS.items() if k.startswith(prefix)
+    }
+    if isinstance(config, Mapping):
+        flat.update((k[len(prefix) :], v) for k, v in config.items() if k.startswith(prefix))
+    elif config is not None:
+        flat.update(config.section("context.strategies"))
+    out: dict[str, dict[str, Any]] = {}
+    for relative, value in flat.items():
+        name, dot, key = relative.partition(".")
+        if dot and name and key:
+            out.setdefault(f"strategies.{name}", {})[key] = value
+    return out
 
 
 def _overrides_of(scope: object) -> Mapping[str, Any]:
