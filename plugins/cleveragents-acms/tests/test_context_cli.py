@@ -389,3 +389,38 @@ def test_strategy_settings_come_from_the_configuration_chain(ctx_cli: Run, ctx_h
     assert navigated("--set", f"{key}=0", **env) == from_file  # --set beats the environment
     bad = ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--set", "x", check=False)
     assert bad.returncode == 1 and "--set expects KEY=VALUE" in bad.stderr
+
+
+def test_semantic_dedup_uses_the_projects_embedder(ctx_cli: Run, tmp_path: Path) -> None:
+    """dedup-strategy semantic drops a copied function; without an embedder it says so."""
+    import importlib.util
+
+    root = tmp_path / "books"
+    (root / "pkg").mkdir(parents=True)
+    body = (
+        "\n\ndef reconcile_ledger_entries(ledger, entries):\n"
+        '    """Reconcile ledger entries against the bank statement."""\n'
+        "    total = 0\n    for entry in entries:\n"
+        "        if entry.account == ledger.account:\n"
+        "            total += entry.amount\n    return total\n"
+    )
+    (root / "pkg" / "alpha.py").write_text('"""Alpha."""\n' + body)
+    (root / "pkg" / "beta.py").write_text('"""Beta."""\n' + body)
+    ctx_cli("index", str(root), "--project", "books")
+
+    def functions(*args: str) -> tuple[list[str], list[str]]:
+        done = ctx_cli(
+            *args, "context", "assemble", "reconcile ledger entries", "--project", "books",
+            "--json", "--strategy", "simple-keyword",
+            "--set", "context.fusion.dedup-strategy=semantic",
+        )  # fmt: skip
+        data = json.loads(done.stdout)
+        nodes = [f["uko_node"] for f in data["fragments"]]
+        return [n for n in nodes if n.endswith("#reconcile_ledger_entries")], data["notes"]
+
+    note = "semantic deduplication needs an embedder; using content-hash"
+    if importlib.util.find_spec("cleveragents_backend_faiss") is not None:
+        kept, notes = functions()
+        assert len(kept) == 1 and note not in notes
+    kept, notes = functions("-p", "no:faiss")
+    assert len(kept) == 2 and note in notes

@@ -343,6 +343,7 @@ class ContextService:
             backends = make_backend_set(
                 readers.text, readers.vector, readers.graph, scope.resources
             )
+            config = self._with_dedup_embedder(config, readers)
             backends = dataclasses.replace(
                 backends,
                 text=PathFilteredText(backends.text, view)
@@ -487,6 +488,41 @@ class ContextService:
         if not valid:
             notes.append("no context strategies are installed")
         return strategies, notes
+
+    def _with_dedup_embedder(self, config: Any, readers: ProjectReaders) -> Any:
+        """The pipeline config with the project's embedder for ``semantic`` deduplication.
+
+        The embedder is the one the project's vectors were built with, else the
+        installation's choice (``index.embedding.provider``). Without one the
+        deduplicator falls back to content-hash and notes it.
+        """
+        from cleveragents_acms.indexing.vectors import choose_embedder
+        from cleveragents_acms.pipeline.dedup import ContentHashDeduplicator
+
+        deduplicator = config.fragment_deduplicator
+        mode = config.settings.get("fragment-deduplicator", {}).get("dedup-strategy")
+        if (
+            mode != "semantic"
+            or not isinstance(deduplicator, ContentHashDeduplicator)
+            or deduplicator.embed is not None
+        ):
+            return config
+        embedder = getattr(readers.vector, "embedder", None)
+        if embedder is None:
+            try:
+                chosen = choose_embedder(self.registry, self.config)
+            except CleverAgentsError:
+                chosen = None
+            embedder = chosen[1] if chosen is not None else None
+        if embedder is None:
+            return config
+        return config.replace(
+            fragment_deduplicator=ContentHashDeduplicator(
+                mode=deduplicator.mode,
+                embed=embedder.embed,
+                similarity_threshold=deduplicator.similarity_threshold,
+            )
+        )
 
     def _tokenizer(self, model: str | None) -> tuple[str, Any]:
         from cleveragents_acms.pipeline.tokenizers import get_tokenizer, tokenizer_for_model
