@@ -424,3 +424,59 @@ def test_semantic_dedup_uses_the_projects_embedder(ctx_cli: Run, tmp_path: Path)
         assert len(kept) == 1 and note not in notes
     kept, notes = functions("-p", "no:faiss")
     assert len(kept) == 2 and note in notes
+
+
+def test_custom_components_that_misbehave_are_replaced_and_reported(
+    ctx_cli: Run, ctx_probe_path: Path, tmp_path: Path
+) -> None:
+    """A wrong return type, or an object that is no component: replaced, and reported."""
+    (tmp_path / "odd_stages.py").write_text(
+        "class WrongOrderer:\n"
+        "    def order(self, fragments):\n"
+        "        return 'not a list'\n\n\n"
+        "class NotAScorer:\n"
+        "    pass\n"
+    )
+    env = {"PYTHONPATH": f"{tmp_path}:{ctx_probe_path}"}
+    data = json.loads(
+        ctx_cli(
+            "context", "assemble", QUESTION, "--project", "demo", "--json", "--budget", "3000",
+            "--set", "context.pipeline.fragment-orderer=odd_stages:WrongOrderer",
+            "--set", "context.pipeline.fragment-scorer=odd_stages:NotAScorer",
+            **env,
+        ).stdout
+    )  # fmt: skip
+    assert data["fragments"] and cost(data) <= 3000
+    orderer = "fragment-orderer WrongOrderer returned str, not a list of fragments"
+    scorer = "fragment-scorer odd_stages:NotAScorer could not be used"
+    assert any(n.startswith(orderer) for n in data["notes"])
+    assert any(n.startswith(scorer) and "WeightedCompositeScorer" in n for n in data["notes"])
+    assert f"Warning: {scorer}" in data["preamble"] and f"Warning: {orderer}" in data["preamble"]
+    text = ctx_cli("context", "inspect", "--project", "demo", **env).stdout
+    for slot, spec in (("fragment-orderer", "WrongOrderer"), ("fragment-scorer", "NotAScorer")):
+        assert re.search(
+            rf"^{slot}\s+\S+\s+odd_stages:{spec}\s+global\s+[\d.]+\s+replaced$",
+            text,
+            flags=re.MULTILINE,
+        ), text
+    unknown = ctx_cli(
+        "context", "assemble", QUESTION, "--project", "demo",
+        "--set", "context.pipeline.fragment-scorer=nope", check=False,
+    )  # fmt: skip
+    assert unknown.stderr.strip() == (
+        "Error [404] NOT_FOUND: unknown fragment-scorer 'nope' "
+        "(available: raising, weighted-composite)"
+    )
+
+
+def test_a_missing_text_index_is_reported_with_the_fix(ctx_cli: Run, ctx_home: Path) -> None:
+    """Without its text index a project still assembles from the graph, and says what to run."""
+    import shutil
+
+    shutil.rmtree(ctx_home / "index" / "text" / "demo")
+    data = assemble_json(ctx_cli, "--budget", "2000")
+    assert (
+        "the text index of project 'demo' is missing; text search unavailable: "
+        "run `cleveragents index PATH --project demo --force`"
+    ) in data["notes"]
+    assert not (ctx_home / "index" / "text" / "demo").exists()  # reading creates nothing
