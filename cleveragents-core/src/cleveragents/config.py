@@ -90,6 +90,12 @@ DEFAULTS: dict[str, Any] = {
     "context.warm.retention-hours": 24,
     "context.cold.max-decisions": 500,
     "context.cold.retention-days": 90,
+    # The spec's default set (001, "Default enabled"). arce is not in it: it is the
+    # most expensive strategy (several retrieval rounds over every backend) and the
+    # spec enables it explicitly, by naming it (`--strategy arce`) or adding it here.
+    # Whenever it is enabled or named, the selector degrades along the spec's path
+    # arce -> breadth-depth-navigator -> semantic-embedding -> simple-keyword for
+    # missing backends and says so in the assembly's notes.
     "context.strategies.enabled": [
         "simple-keyword",
         "semantic-embedding",

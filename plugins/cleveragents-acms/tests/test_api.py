@@ -76,3 +76,16 @@ def test_api_errors(home: Path, library: Path) -> None:
         api.assemble("x", project="nowhere")
     with pytest.raises(ValidationError, match="path does not exist"):
         api.assemble("x", path=library / "missing")
+
+
+def test_named_strategies_run_alone(home: Path, library: Path) -> None:
+    """strategies= runs exactly those, although probe-keyword is enabled."""
+    named = api.assemble(
+        "how is a failing plugin skipped", path=library, budget=1500, strategies=["simple-keyword"]
+    )
+    assert named.strategies_used == ("simple-keyword",) and named.fragments
+    assert {f.provenance.strategy for f in named.fragments} == {"simple-keyword"}
+    default = api.assemble("how is a failing plugin skipped", project="my-lib", budget=1500)
+    assert default.strategies_used == ("probe-keyword",)
+    with pytest.raises(NotFoundError, match="unknown strategy 'nope'"):
+        api.assemble("x", project="my-lib", strategies=["nope"])

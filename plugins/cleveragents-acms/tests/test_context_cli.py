@@ -345,3 +345,138 @@ def test_context_entries_through_the_cli(ctx_cli: Run, ctx_corpus: Path) -> None
     )
     bad = ctx_cli("context", "add", "--project", "demo", check=False)
     assert bad.returncode == 1 and "give either" in bad.stderr
+
+
+def test_strategy_option_runs_exactly_the_named_strategies(ctx_cli: Run) -> None:
+    """--strategy X runs X alone although probe-keyword is enabled; simulate agrees."""
+    only = assemble_json(ctx_cli, "--budget", "3000", "--strategy", "simple-keyword")
+    assert only["strategies_used"] == ["simple-keyword"] and only["fragments"]
+    assert {f["provenance"]["strategy"] for f in only["fragments"]} == {"simple-keyword"}
+    both = assemble_json(
+        ctx_cli, "--budget", "3000", "--strategy", "simple-keyword", "--strategy", "probe-keyword"
+    )
+    assert set(both["strategies_used"]) == {"simple-keyword", "probe-keyword"}
+    enabled = assemble_json(ctx_cli, "--budget", "3000")
+    assert enabled["strategies_used"] == ["probe-keyword"]
+    simulated = json.loads(
+        ctx_cli(
+            "context", "simulate", QUESTION, "--project", "demo", "--json",
+            "--strategy", "simple-keyword",
+        ).stdout
+    )  # fmt: skip
+    assert [s["name"] for s in simulated["strategies"]] == ["simple-keyword"]
+
+
+def test_strategy_settings_come_from_the_configuration_chain(ctx_cli: Run, ctx_home: Path) -> None:
+    """max-hops from the global file, the environment or --set changes what the navigator finds."""
+
+    def navigated(*args: str, **env: str) -> int:
+        done = ctx_cli(
+            "context", "assemble", QUESTION, "--project", "demo", "--json", "--budget", "6000",
+            "--strategy", "breadth-depth-navigator", "--breadth", "3", *args, **env,
+        )  # fmt: skip
+        data = json.loads(done.stdout)
+        assert data["strategies_used"] == ["breadth-depth-navigator"]
+        return len(data["fragments"])
+
+    key = "context.strategies.breadth-depth-navigator.max-hops"
+    default = navigated()
+    ctx_cli("config", "set", key, "0")
+    from_file = navigated()
+    assert from_file < default
+    env = {"CLEVERAGENTS_CONTEXT__STRATEGIES__BREADTH_DEPTH_NAVIGATOR__MAX_HOPS": "3"}
+    assert navigated(**env) == default  # the environment beats the global file
+    assert navigated("--set", f"{key}=0", **env) == from_file  # --set beats the environment
+    bad = ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--set", "x", check=False)
+    assert bad.returncode == 1 and "--set expects KEY=VALUE" in bad.stderr
+
+
+def test_semantic_dedup_uses_the_projects_embedder(ctx_cli: Run, tmp_path: Path) -> None:
+    """dedup-strategy semantic drops a copied function; without an embedder it says so."""
+    import importlib.util
+
+    root = tmp_path / "books"
+    (root / "pkg").mkdir(parents=True)
+    body = (
+        "\n\ndef reconcile_ledger_entries(ledger, entries):\n"
+        '    """Reconcile ledger entries against the bank statement."""\n'
+        "    total = 0\n    for entry in entries:\n"
+        "        if entry.account == ledger.account:\n"
+        "            total += entry.amount\n    return total\n"
+    )
+    (root / "pkg" / "alpha.py").write_text('"""Alpha."""\n' + body)
+    (root / "pkg" / "beta.py").write_text('"""Beta."""\n' + body)
+    ctx_cli("index", str(root), "--project", "books")
+
+    def functions(*args: str) -> tuple[list[str], list[str]]:
+        done = ctx_cli(
+            *args, "context", "assemble", "reconcile ledger entries", "--project", "books",
+            "--json", "--strategy", "simple-keyword",
+            "--set", "context.fusion.dedup-strategy=semantic",
+        )  # fmt: skip
+        data = json.loads(done.stdout)
+        nodes = [f["uko_node"] for f in data["fragments"]]
+        return [n for n in nodes if n.endswith("#reconcile_ledger_entries")], data["notes"]
+
+    note = "semantic deduplication needs an embedder; using content-hash"
+    if importlib.util.find_spec("cleveragents_backend_faiss") is not None:
+        kept, notes = functions()
+        assert len(kept) == 1 and note not in notes
+    kept, notes = functions("-p", "no:faiss")
+    assert len(kept) == 2 and note in notes
+
+
+def test_custom_components_that_misbehave_are_replaced_and_reported(
+    ctx_cli: Run, ctx_probe_path: Path, tmp_path: Path
+) -> None:
+    """A wrong return type, or an object that is no component: replaced, and reported."""
+    (tmp_path / "odd_stages.py").write_text(
+        "class WrongOrderer:\n"
+        "    def order(self, fragments):\n"
+        "        return 'not a list'\n\n\n"
+        "class NotAScorer:\n"
+        "    pass\n"
+    )
+    env = {"PYTHONPATH": f"{tmp_path}:{ctx_probe_path}"}
+    data = json.loads(
+        ctx_cli(
+            "context", "assemble", QUESTION, "--project", "demo", "--json", "--budget", "3000",
+            "--set", "context.pipeline.fragment-orderer=odd_stages:WrongOrderer",
+            "--set", "context.pipeline.fragment-scorer=odd_stages:NotAScorer",
+            **env,
+        ).stdout
+    )  # fmt: skip
+    assert data["fragments"] and cost(data) <= 3000
+    orderer = "fragment-orderer WrongOrderer returned str, not a list of fragments"
+    scorer = "fragment-scorer odd_stages:NotAScorer could not be used"
+    assert any(n.startswith(orderer) for n in data["notes"])
+    assert any(n.startswith(scorer) and "WeightedCompositeScorer" in n for n in data["notes"])
+    assert f"Warning: {scorer}" in data["preamble"] and f"Warning: {orderer}" in data["preamble"]
+    text = ctx_cli("context", "inspect", "--project", "demo", **env).stdout
+    for slot, spec in (("fragment-orderer", "WrongOrderer"), ("fragment-scorer", "NotAScorer")):
+        assert re.search(
+            rf"^{slot}\s+\S+\s+odd_stages:{spec}\s+global\s+[\d.]+\s+replaced$",
+            text,
+            flags=re.MULTILINE,
+        ), text
+    unknown = ctx_cli(
+        "context", "assemble", QUESTION, "--project", "demo",
+        "--set", "context.pipeline.fragment-scorer=nope", check=False,
+    )  # fmt: skip
+    assert unknown.stderr.strip() == (
+        "Error [404] NOT_FOUND: unknown fragment-scorer 'nope' "
+        "(available: raising, weighted-composite)"
+    )
+
+
+def test_a_missing_text_index_is_reported_with_the_fix(ctx_cli: Run, ctx_home: Path) -> None:
+    """Without its text index a project still assembles from the graph, and says what to run."""
+    import shutil
+
+    shutil.rmtree(ctx_home / "index" / "text" / "demo")
+    data = assemble_json(ctx_cli, "--budget", "2000")
+    assert (
+        "the text index of project 'demo' is missing; text search unavailable: "
+        "run `cleveragents index PATH --project demo --force`"
+    ) in data["notes"]
+    assert not (ctx_home / "index" / "text" / "demo").exists()  # reading creates nothing

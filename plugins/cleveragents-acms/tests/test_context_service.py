@@ -290,3 +290,34 @@ def test_plan_decisions_reach_the_strategies(ctx_service: Any) -> None:
         f.uko_node for f in context.fragments
     }
     assert cost(context) <= 3000
+
+
+def test_a_child_plan_sees_its_parents_decisions_without_naming_the_strategy(
+    ctx_service: Any,
+) -> None:
+    """Assemblies for a plan offer plan-decision-context; a child reads its ancestors' records."""
+    from cleveragents.models.plans import Decision
+
+    parent = Plan(title="hardening", project_names=("demo",))
+    decision = Decision(
+        plan_id=parent.plan_id,
+        decision_type="design",
+        summary="A failing plugin is recorded and skipped; the host keeps running",
+        rationale="one bad plugin must never take the host down",
+    )
+    uri = f"urn:cleveragents:decision:{decision.decision_id}"
+    first = ctx_service.run(
+        request(), project="demo", budget=4000, plan=parent, decisions=[decision]
+    )
+    assert "plan-decision-context" in first.context.strategies_used
+    assert uri in {f.uko_node for f in first.context.fragments}
+
+    child = Plan(title="child", project_names=("demo",), parent_plan_id=parent.plan_id)
+    inherited = ctx_service.run(request(), project="demo", budget=4000, plan=child)
+    assert "plan-decision-context" in inherited.context.strategies_used
+    fragment = next(f for f in inherited.context.fragments if f.uko_node == uri)
+    assert "never take the host down" in fragment.content
+    assert cost(inherited.context) <= 4000
+
+    plain = ctx_service.assemble(request(), project="demo", budget=4000)
+    assert "plan-decision-context" not in plain.strategies_used

@@ -177,12 +177,16 @@ def test_settings_come_from_the_configuration_chain(registry: Registry, tmp_path
         CLEVERAGENTS_CONTEXT__PIPELINE__BUDGET_PACKER__MIN_FRAGMENT_TOKENS="25",
         CLEVERAGENTS_CONTEXT__FUSION__ORDERING="topological",
         CLEVERAGENTS_CONTEXT__BUDGET__MIN_USEFUL_BUDGET="100",
+        CLEVERAGENTS_CONTEXT__STRATEGIES__ARCE__MAX_ROUNDS="1",
     )
     settings = PipelineConfigResolver(registry, config).resolve().settings
     assert settings["budget-packer"]["min-fragment-tokens"] == 25
     assert settings["fragment-orderer"]["ordering"] == "topological"
     assert settings["budget-allocator"]["min-useful-budget"] == 100
-    assert set(settings) == set(SLOT_FIELDS)
+    assert settings["strategies.arce"]["max-rounds"] == 1
+    assert settings["strategies.breadth-depth-navigator"]["max-hops"] == 4  # the default
+    stages = {key for key in settings if not key.startswith("strategies.")}
+    assert stages == set(SLOT_FIELDS)
 
 
 def pipeline_for(registry: Registry, plan: dict[str, str]) -> ContextAssemblyPipeline:
@@ -227,11 +231,23 @@ def test_a_custom_orderer_from_a_module_is_used(registry: Registry, extensions: 
     assert not [n for n in context.notes if "fragment-orderer" in n]
 
 
-def test_a_custom_component_that_breaks_the_protocol_is_refused(
+def test_a_custom_component_that_breaks_the_protocol_is_replaced(
     registry: Registry, extensions: str
 ) -> None:
-    """A class without the slot's method is rejected when resolved, naming the slot."""
-    with pytest.raises(Exception, match=r"does not satisfy FragmentOrdererProtocol"):
-        PipelineConfigResolver(registry).resolve(
-            plan={"fragment-orderer": f"{extensions}:ExplodingPacker"}
-        )
+    """A class without the slot's method gives way to the built-in, with the reason recorded."""
+    config = PipelineConfigResolver(registry).resolve(
+        plan={"fragment-orderer": f"{extensions}:ExplodingPacker"}
+    )
+    assert type(config.fragment_orderer).__name__ == "RelevanceCoherenceOrderer"
+    assert config.sources["fragment-orderer"] == ("plan", f"{extensions}:ExplodingPacker")
+    problem = config.problems["fragment-orderer"]
+    assert "does not satisfy FragmentOrdererProtocol" in problem
+    assert problem.endswith("used the built-in RelevanceCoherenceOrderer")
+    context = ContextAssemblyPipeline(
+        config,
+        [StubStrategy("simple-keyword", 0.9, fragments=[make_fragment("uko://r/a.py#f")])],
+        tokenizer=get_tokenizer("cl100k"),
+    ).assemble(make_request(), None, 2000)
+    assert problem in context.notes and context.fragments
+    with pytest.raises(NotFoundError, match=r"unknown fragment-orderer 'nope'"):
+        PipelineConfigResolver(registry).resolve(plan={"fragment-orderer": "nope"})

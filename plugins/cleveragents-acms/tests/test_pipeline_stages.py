@@ -174,15 +174,20 @@ def test_selector_drops_strategies_whose_backends_are_missing() -> None:
     assert "semantic-embedding needs vector; falling back to simple-keyword" in services.notes
 
 
-def test_selector_puts_preferred_strategies_first_and_ignores_unknown_ones() -> None:
-    """preferred_strategies reorders; an unknown name is noted, not an error."""
+def test_selector_runs_only_the_named_strategies_and_ignores_unknown_ones() -> None:
+    """preferred_strategies selects exactly those; an unknown name is noted, not an error."""
     best = StubStrategy("best", 0.9, quality=0.9)
     liked = StubStrategy("liked", 0.2, quality=0.2)
-    request = make_request(preferred_strategies=("nonexistent", "liked"))
+    also = StubStrategy("also", 0.1, quality=0.1)
+    request = make_request(preferred_strategies=("nonexistent", "liked", "also"))
+    events: list[StrategySelectionEvent] = []
     with running() as services:
-        chosen = ConfidenceWeightedSelector().select([best, liked], request, backends())
-    assert names(chosen) == ["liked", "best"]
+        chosen = ConfidenceWeightedSelector(listeners=[events.append]).select(
+            [best, liked, also], request, backends()
+        )
+    assert names(chosen) == ["liked", "also"]
     assert "unknown preferred strategy nonexistent ignored" in services.notes
+    assert events[0].excluded == {"best": "not named by the request"}
 
 
 def test_selector_degrades_along_the_fallback_path() -> None:
@@ -195,7 +200,7 @@ def test_selector_degrades_along_the_fallback_path() -> None:
     strategies = [arce, navigator, semantic, keyword]
     with running() as services:
         chosen = ConfidenceWeightedSelector().select(strategies, request, backends("text", "graph"))
-    assert names(chosen) == ["breadth-depth-navigator", "simple-keyword"]
+    assert names(chosen) == ["breadth-depth-navigator"]
     assert "arce needs vector; falling back to breadth-depth-navigator" in services.notes
 
 
@@ -208,6 +213,19 @@ def test_selector_falls_back_to_simple_keyword_with_text_only() -> None:
     with running() as services:
         chosen = ConfidenceWeightedSelector().select(
             [arce, navigator, keyword], request, backends("text")
+        )
+    assert names(chosen) == ["simple-keyword"]
+    assert "arce needs graph, vector; falling back to simple-keyword" in services.notes
+
+
+def test_selector_reports_every_degradation_when_nothing_is_named() -> None:
+    """Without named strategies, each strategy of the path that lacks a backend is noted."""
+    arce = NamedStrategy("arce", 0.9, 0.95, "text", "vector", "graph")
+    navigator = NamedStrategy("breadth-depth-navigator", 0.9, 0.85, "graph")
+    keyword = NamedStrategy("simple-keyword", 0.5, 0.3, "text")
+    with running() as services:
+        chosen = ConfidenceWeightedSelector().select(
+            [arce, navigator, keyword], make_request(), backends("text")
         )
     assert names(chosen) == ["simple-keyword"]
     assert "arce needs graph, vector; falling back to simple-keyword" in services.notes

@@ -36,6 +36,7 @@ from cleveragents_acms.backends.scoped import make_backend_set
 from cleveragents_acms.context.nodes import NodeRenderer, NodeStoreSource
 from cleveragents_acms.indexing.project_index import ProjectIndex
 from cleveragents_acms.indexing.service import RepoIndexingService
+from cleveragents_acms.indexing.vectors import choose_embedder
 from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
@@ -55,7 +56,6 @@ from cleveragents_acms.strategies.ranking import (
 )
 from cleveragents_acms.strategies.semantic import (
     SemanticEmbeddingStrategy,
-    choose_embedder,
     is_lexical,
     set_embedder_provider,
 )
@@ -374,7 +374,8 @@ def test_semantic_needs_a_vector_backend_and_an_embedder(corpus: Corpus) -> None
     strategy = SemanticEmbeddingStrategy()
     assert strategy.can_handle(request, corpus.backends()) == 0.0
     assert strategy.can_handle(request, backends) == 0.0  # no embedder yet
-    set_embedder_provider(lambda: choose_embedder({"words": WordEmbedder()}, "auto"))
+    embedders = Embedders(words=WordEmbedder())
+    set_embedder_provider(lambda: choose_embedder(embedders, None)[1])  # type: ignore[index]
     try:
         assert strategy.can_handle(request, backends) > 0.0
         fragments = run(strategy, ContextRequest(query="load one plugin record"), backends)
@@ -390,13 +391,25 @@ def test_lexical_embedders_are_recognised() -> None:
     assert not is_lexical(WordEmbedder())
 
 
+class Embedders(dict):  # type: ignore[type-arg]
+    """A registry with an ``embedder`` slot holding the given embedders."""
+
+    def __init__(self, **embedders: Any) -> None:
+        super().__init__(embedders)
+        self.embedders = self
+
+    def get_or_error(self, name: str) -> Any:
+        return self[name]
+
+
 def test_choose_embedder_prefers_the_best_registered() -> None:
     """``auto`` takes the highest preference; a name picks exactly that one."""
     low, high = WordEmbedder(), WordEmbedder()
     high.preference = 50  # type: ignore[misc]
-    assert choose_embedder({"low": low, "high": high}) is high
-    assert choose_embedder({"low": low, "high": high}, "low") is low
-    assert choose_embedder({}, "auto") is None
+    registry = Embedders(low=low, high=high)
+    assert choose_embedder(registry, None) == ("high", high)
+    assert choose_embedder(registry, {"index.embedding.provider": "low"}) == ("low", low)
+    assert choose_embedder(Embedders(), None) is None
 
 
 # -- scope and fallback ----------------------------------------------------------------------
@@ -436,7 +449,7 @@ def test_the_selector_falls_back_along_the_chain(corpus: Corpus) -> None:
         return [s.name for s, _ in chosen], services.notes
 
     names, _ = select(corpus.backends())
-    assert names[0] == "arce" and "breadth-depth-navigator" in names
+    assert names == ["arce"]  # the request named arce: nothing else is mixed in
     assert "semantic-embedding" not in names  # no vector backend
     names, notes = select(corpus.backends(graph=False))
     assert names == ["simple-keyword"]

@@ -178,3 +178,54 @@ def test_retention_moves_old_entries(database: Database, tmp_path: Path) -> None
     assert tiers.apply_retention(later) == {"demoted": 1, "removed": 0}
     assert tiers.apply_retention(later + timedelta(days=91)) == {"demoted": 0, "removed": 2}
     assert tiers.entries() == []
+
+
+def _project_with_resource(database: Database, project: str) -> str:
+    from cleveragents.models.resources import Resource
+    from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
+
+    resource = Resource(name=f"{project}-repo", resource_type_name="directory", location="/tmp")
+    with database.session() as session:
+        ProjectRepository(session).create(project)
+        ResourceRepository(session).add(resource)
+        ResourceRepository(session).link_to_project(project, resource.resource_id)
+    return resource.resource_id
+
+
+def test_scoped_view_sees_only_its_projects_resources(database: Database, tmp_path: Path) -> None:
+    """get_scoped_view(projects) isolates projects; a caller's scope only narrows it."""
+    alpha = _project_with_resource(database, "alpha")
+    beta = _project_with_resource(database, "beta")
+    tiers = service(database, tmp_path)
+
+    def stored(name: str, project: str, resource: str, tier: str = "warm") -> TieredFragment:
+        fragment = make_fragment(
+            f"uko://r/{name}.py#{name}", f"def {name}(ledger): reconcile ledger {name}",
+            resource_id=resource,
+        )  # fmt: skip
+        item = TieredFragment.from_fragment(fragment, project, tier)
+        tiers.store(item)
+        return item
+
+    mine = stored("mine", "alpha", alpha, "hot")
+    older = stored("older", "alpha", alpha, "cold")
+    theirs = stored("theirs", "beta", beta)
+    stray = stored("stray", "alpha", beta)  # an alpha entry from a resource alpha lacks
+
+    view = tiers.get_scoped_view(["alpha"])
+    assert view.scope == frozenset({alpha})
+    assert [e.fragment_id for e in view.entries()] == [mine.fragment_id, older.fragment_id]
+    assert view.get(theirs.fragment_id) is None and view.get(stray.fragment_id) is None
+    assert view.get(mine.fragment_id) is not None
+    hits = view.search("reconcile the ledger")
+    assert [h.uko_uri for h in hits] == [mine.uko_node, older.uko_node]  # hot ranks first
+    assert hits[0].metadata["tier"] == "hot" and 0 < hits[1].score < hits[0].score <= 1
+    assert view.search("reconcile", scope=frozenset({beta})) == []  # narrowed, never widened
+    assert view.search("unrelated words") == []
+
+    both = tiers.get_scoped_view(["alpha", "beta"])
+    assert {e.fragment_id for e in both.entries()} == {
+        mine.fragment_id, older.fragment_id, theirs.fragment_id, stray.fragment_id,
+    }  # fmt: skip
+    with pytest.raises(NotFoundError):
+        tiers.get_scoped_view(["ghost"])

@@ -135,27 +135,26 @@ def show(app: App, name: str, as_json: bool) -> None:
 @pass_app
 def delete(app: App, name: str, yes: bool) -> None:
     """Delete project NAME; its resources are unlinked, not removed."""
-    from cleveragents.storage.audit import add_audit_row
+    from cleveragents.cli.deletion import AuditedDeletion, confirm_and_delete
     from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
 
     with app.database.session(write=False) as session:
         ProjectRepository(session).get(name)
         linked = len(ResourceRepository(session).links_of_project(name))
-    if not yes:
-        suffix = f" and unlink its {linked} resource(s)" if linked else ""
-        click.confirm(f"Delete project {name}{suffix}?", abort=True)
-    with app.database.session() as session:
+
+    def delete_project(session: Any) -> AuditedDeletion[list[Any]]:
         unlinked = ProjectRepository(session).delete(name)
-        add_audit_row(
-            session,
-            "entity_deleted",
-            {
-                "entity": "project",
-                "name": name,
-                "unlinked_resources": [link.resource_id for link in unlinked],
-            },
-            project_name=name,
-        )
+        details = {
+            "entity": "project",
+            "name": name,
+            "unlinked_resources": [link.resource_id for link in unlinked],
+        }
+        return unlinked, [(details, {"project_name": name})]
+
+    suffix = f" and unlink its {linked} resource(s)" if linked else ""
+    unlinked = confirm_and_delete(
+        app, prompt=f"Delete project {name}{suffix}?", yes=yes, delete=delete_project
+    )
     success(f"Deleted project {name} (unlinked {len(unlinked)} resource(s))")
 
 

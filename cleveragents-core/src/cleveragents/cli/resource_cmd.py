@@ -312,24 +312,18 @@ def show(app: App, name_or_id: str, as_json: bool) -> None:
 @pass_app
 def remove(app: App, name_or_id: str, yes: bool) -> None:
     """Remove a resource and its project links (the files on disk are untouched)."""
-    from cleveragents.storage.audit import add_audit_row
+    from cleveragents.cli.deletion import AuditedDeletion, confirm_and_delete
     from cleveragents.storage.repositories import ResourceRepository
 
     with app.database.session(write=False) as session:
         target = ResourceRepository(session).get(name_or_id)
-    if not yes:
-        click.confirm(
-            f"Remove resource {target.label} ({target.location or target.resource_type_name})?",
-            abort=True,
-        )
-    with app.database.session() as session:
+
+    def remove_resource(session: Any) -> AuditedDeletion[list[Any]]:
         repository = ResourceRepository(session)
         links = repository.projects_of(target.resource_id)
         removed = repository.remove(target.resource_id)
-        for item in removed:
-            add_audit_row(
-                session,
-                "entity_deleted",
+        rows = [
+            (
                 {
                     "entity": "resource",
                     "resource_id": item.resource_id,
@@ -337,7 +331,18 @@ def remove(app: App, name_or_id: str, yes: bool) -> None:
                     "location": item.location,
                     "projects": [link.project_name for link in links] if item is removed[0] else [],
                 },
+                {},
             )
+            for item in removed
+        ]
+        return removed, rows
+
+    removed = confirm_and_delete(
+        app,
+        prompt=f"Remove resource {target.label} ({target.location or target.resource_type_name})?",
+        yes=yes,
+        delete=remove_resource,
+    )
 
     extra = f" and {len(removed) - 1} contained resource(s)" if len(removed) > 1 else ""
     success(f"Removed resource {target.label}{extra}")

@@ -1,7 +1,16 @@
-"""What the ``context`` and ``project context`` commands share: the service, requests, output."""
+"""What the ``context`` and ``project context`` commands share: options, requests, output.
+
+Every command that assembles (``context assemble``, ``context simulate``,
+``project context simulate``) takes :func:`assembly_options` and receives them
+as one :class:`AssemblyOptions`; the text and JSON output of assemblies,
+dry runs and reports is printed here and nowhere else.
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,14 +22,147 @@ if TYPE_CHECKING:
     from cleveragents_acms.context.service import AssemblyOutcome, ContextService
 
 __all__ = [
+    "PHASES",
+    "AssemblyOptions",
+    "apply_settings",
+    "assembly_options",
     "build_request",
     "echo_context",
     "echo_fragment",
     "echo_report",
     "outcome_payload",
     "resolve_project",
+    "run_simulation",
     "service_for",
 ]
+
+PHASES = ("default", "strategize", "execute", "apply")
+
+
+@dataclass(frozen=True)
+class AssemblyOptions:
+    """The options of an assembling command, as given on the command line."""
+
+    budget: int | None = None
+    model: str | None = None
+    focus: tuple[str, ...] = ()
+    depth: str | None = None
+    breadth: int | None = None
+    strategies: tuple[str, ...] = ()
+    phase: str = "default"
+    as_json: bool = False
+    settings: tuple[str, ...] = ()
+
+    def request(self, query: str | None) -> ContextRequest:
+        """The ContextRequest for ``query``; checks the budget too."""
+        request = build_request(
+            query,
+            focus=self.focus,
+            depth=self.depth,
+            breadth=self.breadth,
+            strategies=self.strategies,
+        )
+        if self.budget is not None and self.budget <= 0:
+            from cleveragents.errors import ValidationError
+
+            raise ValidationError(f"budget must be a positive number of tokens, got {self.budget}")
+        return request
+
+
+_OPTION_NAMES = tuple(f.name for f in fields(AssemblyOptions))
+
+
+def assembly_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds the assembling options; the command receives them as ``options: AssemblyOptions``."""
+
+    @functools.wraps(command)
+    def with_options(*args: Any, **kwargs: Any) -> Any:
+        options = AssemblyOptions(**{name: kwargs.pop(name) for name in _OPTION_NAMES})
+        return command(*args, options=options, **kwargs)
+
+    decorators = [
+        click.option(
+            "--budget",
+            type=int,
+            default=None,
+            help="Token budget (default: 8000, "
+            "or the model's context window minus reserves with --model).",
+        ),
+        click.option(
+            "--model",
+            default=None,
+            help="Target model: picks the tokenizer and the "
+            "default budget (e.g. gpt-4o, claude-sonnet-4).",
+        ),
+        click.option(
+            "--focus",
+            multiple=True,
+            metavar="X",
+            help="A node URI or identifier to focus on (repeatable).",
+        ),
+        click.option(
+            "--depth",
+            default=None,
+            metavar="NAME|N",
+            help="Detail depth 0-9 or a named level (SIGNATURES, FULL_SOURCE …).",
+        ),
+        click.option("--breadth", type=int, default=None, help="Dependency hops outward."),
+        click.option(
+            "--strategy",
+            "strategies",
+            multiple=True,
+            metavar="S",
+            help="Run exactly this strategy (repeatable); default: the enabled ones.",
+        ),
+        click.option(
+            "--phase",
+            type=click.Choice(PHASES),
+            default="default",
+            show_default=True,
+            help="Which context view of the project applies.",
+        ),
+        click.option(
+            "--set",
+            "settings",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Override a context.* configuration key for this run (repeatable), "
+            "e.g. context.strategies.arce.max-rounds=1.",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+    ]
+    for decorator in reversed(decorators):
+        with_options = decorator(with_options)
+    return with_options
+
+
+def apply_settings(app: Any, settings: tuple[str, ...]) -> None:
+    """``--set KEY=VALUE`` pairs as the command-line layer of the configuration chain.
+
+    Only ``context.*`` keys; values are read as TOML values (``3``, ``true``,
+    ``["arce"]``) and checked like any configuration value.
+    """
+    if not settings:
+        return
+    from cleveragents.config_files import parse_value
+    from cleveragents.errors import ValidationError
+
+    overrides: dict[str, Any] = {}
+    for pair in settings:
+        key, equals, text = pair.partition("=")
+        key = key.strip()
+        if not equals or not key or not text.strip():
+            raise ValidationError(f"--set expects KEY=VALUE, got {pair!r}")
+        if not key.startswith("context."):
+            raise ValidationError(f"--set only takes context.* keys, got {key!r}")
+        value = parse_value(text.strip())
+        from cleveragents.config import DEFAULTS
+
+        if isinstance(DEFAULTS.get(key), str) and not isinstance(value, str):
+            value = text.strip()
+        overrides[key] = value
+    app.overrides = {**app.overrides, **overrides}
+    app.__dict__.pop("config", None)  # reload the chain with the new top layer
 
 
 def service_for(app: Any) -> ContextService:
@@ -227,6 +369,73 @@ def outcome_payload(outcome: AssemblyOutcome, project: str) -> dict[str, Any]:
     return data
 
 
+def run_simulation(app: Any, name: str, query: str, options: AssemblyOptions) -> None:
+    """A dry run: what would be selected and the allocation per strategy, without content."""
+    from cleveragents.cli.output import emit_json, emit_table
+
+    request = options.request(query)
+    outcome = service_for(app).run(
+        request,
+        project=name,
+        budget=options.budget,
+        model=options.model,
+        phase=options.phase,
+        dry_run=True,
+    )
+    report = outcome.report
+    if options.as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(
+        f"Dry run for project {name} (nothing recorded); budget {report.budget['budget']} "
+        f"tokens ({report.budget['source']}), tokenizer {report.tokenizer}"
+    )
+    click.echo()
+    click.echo("Allocation per strategy:")
+    emit_table(
+        [
+            {
+                "strategy": s.name,
+                "confidence": f"{s.confidence:.2f}",
+                "tokens": s.tokens,
+                "returned": s.fragments,
+                "selected": s.delivered,
+            }
+            for s in report.strategies
+        ],
+        ["strategy", "confidence", "tokens", "returned", "selected"],
+        empty="  (no strategy would run)",
+    )
+    click.echo()
+    click.echo("Would be selected:")
+    _fragment_table(report.fragments, empty="  (nothing)")
+    click.echo()
+    echo_totals(outcome)
+    if report.dropped:
+        downgraded = sum(1 for d in report.dropped if d.get("delivered_depth") is not None)
+        click.echo(f"Would drop {len(report.dropped) - downgraded} and downgrade {downgraded}.")
+    echo_notes(report.notes)
+
+
+def _fragment_table(rows: list[dict[str, Any]], *, empty: str = "") -> None:
+    from cleveragents.cli.output import emit_table
+
+    emit_table(
+        [
+            {
+                "location": f["location"],
+                "depth": f["depth"],
+                "tokens": f["tokens"],
+                "score": "-" if f.get("score") is None else f"{f['score']:.3f}",
+                "strategy": f["strategy"],
+            }
+            for f in rows
+        ],
+        ["location", "depth", "tokens", "score", "strategy"],
+        empty=empty,
+    )
+
+
 def echo_report(report: AssemblyReport, *, max_dropped: int = 20) -> None:
     """``context inspect``: stages, strategies, notes, timings and the dropped list."""
     from cleveragents.cli.output import emit_table
@@ -286,19 +495,7 @@ def echo_report(report: AssemblyReport, *, max_dropped: int = 20) -> None:
     click.echo()
     if report.fragments:
         click.echo("Fragments:")
-        emit_table(
-            [
-                {
-                    "location": f["location"],
-                    "depth": f["depth"],
-                    "tokens": f["tokens"],
-                    "score": "-" if f.get("score") is None else f"{f['score']:.3f}",
-                    "strategy": f["strategy"],
-                }
-                for f in report.fragments
-            ],
-            ["location", "depth", "tokens", "score", "strategy"],
-        )
+        _fragment_table(report.fragments)
         click.echo()
     if report.dropped:
         click.echo(f"Dropped or downgraded ({len(report.dropped)}):")

@@ -9,7 +9,6 @@ entries of the hot, warm and cold tiers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -17,70 +16,19 @@ import click
 from cleveragents.cli.context import App, pass_app
 from cleveragents.cli.output import emit_json, emit_record, emit_table, success
 from cleveragents_acms.cli._context_common import (
-    build_request,
+    AssemblyOptions,
+    apply_settings,
+    assembly_options,
     echo_context,
     echo_fragment,
-    echo_notes,
     echo_report,
-    echo_totals,
     outcome_payload,
     resolve_project,
+    run_simulation,
     service_for,
 )
 
-__all__ = ["assembly_options", "context", "run_simulation"]
-
-_PHASES = ("default", "strategize", "execute", "apply")
-
-
-def assembly_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every assembling command takes."""
-    options = [
-        click.option(
-            "--budget",
-            type=int,
-            default=None,
-            help="Token budget (default: 8000, "
-            "or the model's context window minus reserves with --model).",
-        ),
-        click.option(
-            "--model",
-            default=None,
-            help="Target model: picks the tokenizer and the "
-            "default budget (e.g. gpt-4o, claude-sonnet-4).",
-        ),
-        click.option(
-            "--focus",
-            multiple=True,
-            metavar="X",
-            help="A node URI or identifier to focus on (repeatable).",
-        ),
-        click.option(
-            "--depth",
-            default=None,
-            metavar="NAME|N",
-            help="Detail depth 0-9 or a named level (SIGNATURES, FULL_SOURCE …).",
-        ),
-        click.option("--breadth", type=int, default=None, help="Dependency hops outward."),
-        click.option(
-            "--strategy",
-            "strategies",
-            multiple=True,
-            metavar="S",
-            help="Preferred strategy (repeatable).",
-        ),
-        click.option(
-            "--phase",
-            type=click.Choice(_PHASES),
-            default="default",
-            show_default=True,
-            help="Which context view of the project applies.",
-        ),
-        click.option("--json", "as_json", is_flag=True, help="Print JSON."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+__all__ = ["context"]
 
 
 @click.group("context")
@@ -106,94 +54,21 @@ def assemble(
     query: str,
     project: str | None,
     path: str | None,
-    budget: int | None,
-    model: str | None,
-    focus: tuple[str, ...],
-    depth: str | None,
-    breadth: int | None,
-    strategies: tuple[str, ...],
-    phase: str,
-    as_json: bool,
     max_dropped: int,
+    options: AssemblyOptions,
 ) -> None:
     """Assemble the context for QUERY within the budget and print it."""
-    request = build_request(query, focus=focus, depth=depth, breadth=breadth, strategies=strategies)
-    _check_budget(budget)
+    request = options.request(query)
+    apply_settings(app, options.settings)
     service = service_for(app)
     name = resolve_project(app, project, path)
-    outcome = service.run(request, project=name, budget=budget, model=model, phase=phase)
-    if as_json:
+    outcome = service.run(
+        request, project=name, budget=options.budget, model=options.model, phase=options.phase
+    )
+    if options.as_json:
         emit_json(outcome_payload(outcome, name))
     else:
         echo_context(outcome, name, max_dropped=max_dropped)
-
-
-def run_simulation(
-    app: App,
-    name: str,
-    query: str,
-    *,
-    budget: int | None,
-    model: str | None,
-    focus: tuple[str, ...],
-    depth: str | None,
-    breadth: int | None,
-    strategies: tuple[str, ...],
-    phase: str,
-    as_json: bool,
-) -> None:
-    """A dry run: what would be selected and the allocation per strategy, without content."""
-    request = build_request(query, focus=focus, depth=depth, breadth=breadth, strategies=strategies)
-    _check_budget(budget)
-    outcome = service_for(app).run(
-        request, project=name, budget=budget, model=model, phase=phase, dry_run=True
-    )
-    report = outcome.report
-    if as_json:
-        emit_json(report.to_dict())
-        return
-    click.echo(
-        f"Dry run for project {name} (nothing recorded); budget {report.budget['budget']} "
-        f"tokens ({report.budget['source']}), tokenizer {report.tokenizer}"
-    )
-    click.echo()
-    click.echo("Allocation per strategy:")
-    emit_table(
-        [
-            {
-                "strategy": s.name,
-                "confidence": f"{s.confidence:.2f}",
-                "tokens": s.tokens,
-                "returned": s.fragments,
-                "selected": s.delivered,
-            }
-            for s in report.strategies
-        ],
-        ["strategy", "confidence", "tokens", "returned", "selected"],
-        empty="  (no strategy would run)",
-    )
-    click.echo()
-    click.echo("Would be selected:")
-    emit_table(
-        [
-            {
-                "location": f["location"],
-                "depth": f["depth"],
-                "tokens": f["tokens"],
-                "score": "-" if f.get("score") is None else f"{f['score']:.3f}",
-                "strategy": f["strategy"],
-            }
-            for f in report.fragments
-        ],
-        ["location", "depth", "tokens", "score", "strategy"],
-        empty="  (nothing)",
-    )
-    click.echo()
-    echo_totals(outcome)
-    if report.dropped:
-        downgraded = sum(1 for d in report.dropped if d.get("delivered_depth") is not None)
-        click.echo(f"Would drop {len(report.dropped) - downgraded} and downgrade {downgraded}.")
-    echo_notes(report.notes)
 
 
 @context.command("simulate")
@@ -203,34 +78,13 @@ def run_simulation(
 @assembly_options
 @pass_app
 def simulate(
-    app: App,
-    query: str,
-    project: str | None,
-    path: str | None,
-    budget: int | None,
-    model: str | None,
-    focus: tuple[str, ...],
-    depth: str | None,
-    breadth: int | None,
-    strategies: tuple[str, ...],
-    phase: str,
-    as_json: bool,
+    app: App, query: str, project: str | None, path: str | None, options: AssemblyOptions
 ) -> None:
     """Dry run: what would be selected and each strategy's allocation, without content."""
+    options.request(query)  # a bad request fails before anything is indexed
+    apply_settings(app, options.settings)
     name = resolve_project(app, project, path)
-    run_simulation(
-        app,
-        name,
-        query,
-        budget=budget,
-        model=model,
-        focus=focus,
-        depth=depth,
-        breadth=breadth,
-        strategies=strategies,
-        phase=phase,
-        as_json=as_json,
-    )
+    run_simulation(app, name, query, options)
 
 
 @context.command("inspect")
@@ -292,13 +146,6 @@ def expand(app: App, uri: str, project: str | None, depth: str, as_json: bool) -
         f"resource {provenance.resource_id}; source hash {provenance.source_hash or '-'}; "
         f"indexed {provenance.indexed_at.isoformat() if provenance.indexed_at else '-'}"
     )
-
-
-def _check_budget(budget: int | None) -> None:
-    if budget is not None and budget <= 0:
-        from cleveragents.errors import ValidationError
-
-        raise ValidationError(f"budget must be a positive number of tokens, got {budget}")
 
 
 # -- tier entries ------------------------------------------------------------------------

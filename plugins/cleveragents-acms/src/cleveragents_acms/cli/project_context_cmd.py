@@ -16,8 +16,13 @@ import click
 
 from cleveragents.cli.context import App, pass_app
 from cleveragents.cli.output import emit_json, emit_record, emit_table, success
-from cleveragents_acms.cli._context_common import service_for
-from cleveragents_acms.cli.context_cmd import assembly_options, run_simulation
+from cleveragents_acms.cli._context_common import (
+    AssemblyOptions,
+    apply_settings,
+    assembly_options,
+    run_simulation,
+    service_for,
+)
 
 __all__ = ["project_context"]
 
@@ -413,31 +418,9 @@ def _capacity(budget: Any, tier: str) -> str:
 @click.argument("query", required=False, default="")
 @assembly_options
 @pass_app
-def simulate(
-    app: App,
-    project: str,
-    query: str,
-    budget: int | None,
-    model: str | None,
-    focus: tuple[str, ...],
-    depth: str | None,
-    breadth: int | None,
-    strategies: tuple[str, ...],
-    phase: str,
-    as_json: bool,
-) -> None:
+def simulate(app: App, project: str, query: str, options: AssemblyOptions) -> None:
     """Dry-run assembly for PROJECT with its ACMS configuration (QUERY or --focus)."""
+    options.request(query)
+    apply_settings(app, options.settings)
     _check_project(app, project)
-    run_simulation(
-        app,
-        project,
-        query,
-        budget=budget,
-        model=model,
-        focus=focus,
-        depth=depth,
-        breadth=breadth,
-        strategies=strategies,
-        phase=phase,
-        as_json=as_json,
-    )
+    run_simulation(app, project, query, options)

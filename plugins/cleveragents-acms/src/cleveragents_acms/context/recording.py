@@ -32,7 +32,8 @@ class RecordingPipeline(ContextAssemblyPipeline):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stage_ms: dict[str, float] = {}
-        self.stage_problems: dict[str, str] = {}
+        #: slot -> why its component was replaced (when loading it, or while it ran)
+        self.stage_problems: dict[str, str] = dict(self.config.problems)
         self.selected: list[tuple[str, float]] = []
         self.allocated: dict[str, int] = {}
         self.returned: Counter[str] = Counter()

@@ -161,12 +161,19 @@ class ProjectReaders:
         self.text: Any = None
         self.graph: Any = None
         self.vector: Any = None
-        try:
-            self.text = open_backend(registry, config, "text", paths.index_dir("text", project))
-        except CleverAgentsError:
-            raise
-        except Exception as exc:
-            self.notes.append(f"text search unavailable: {type(exc).__name__}: {exc}")
+        text_dir = paths.index_dir("text", project)
+        if not text_dir.is_dir() or not any(text_dir.iterdir()):
+            self.notes.append(
+                f"the text index of project '{project}' is missing; text search unavailable: "
+                f"run `cleveragents index PATH --project {project} --force`"
+            )
+        else:
+            try:
+                self.text = open_backend(registry, config, "text", text_dir)
+            except CleverAgentsError:
+                raise
+            except Exception as exc:
+                self.notes.append(f"text search unavailable: {type(exc).__name__}: {exc}")
         try:
             self.graph = _open_read_only(registry, config, "graph", graph_dir / "store")
         except CleverAgentsError as exc:

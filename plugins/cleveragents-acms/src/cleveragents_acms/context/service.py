@@ -64,6 +64,8 @@ from cleveragents_acms.context.tiers import ContextTierService, TierBudget
 __all__ = ["AssemblyOutcome", "ContextService"]
 
 _PLANS_KEPT = 256
+#: Offered for every assembly made for a plan (it reads the plan's decisions).
+PLAN_DECISIONS = "plan-decision-context"
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,9 @@ class ContextService:
         view = policy.resolve_view(phase)
         scope = resolve_scope(self.database, self.registry, self.config, project, view)
         request = self._apply_settings(request, policy)
-        strategies, strategy_notes = self._strategies(request, policy)
+        strategies, strategy_notes = self._strategies(
+            request, policy, for_plan=plan is not None or bool(decisions)
+        )
         parent = self._plans.get(plan.parent_plan_id) if plan and plan.parent_plan_id else None
         if parent_context is None and parent is not None:
             parent_context = parent[0]
@@ -339,6 +343,7 @@ class ContextService:
             backends = make_backend_set(
                 readers.text, readers.vector, readers.graph, scope.resources
             )
+            config = self._with_dedup_embedder(config, readers)
             backends = dataclasses.replace(
                 backends,
                 text=PathFilteredText(backends.text, view)
@@ -435,9 +440,19 @@ class ContextService:
         return request.model_copy(update=update) if update else request
 
     def _strategies(
-        self, request: ContextRequest, policy: ProjectContextPolicy
+        self, request: ContextRequest, policy: ProjectContextPolicy, *, for_plan: bool = False
     ) -> tuple[list[Any], list[str]]:
-        """The strategies to offer the selector: enabled, project-preferred, request-preferred."""
+        """The strategies to offer the selector.
+
+        A request that names strategies (``--strategy``, ``strategies=``) gets
+        exactly those, plus the strategies after each on the spec's fallback
+        path (the selector uses one only as a stand-in for a named strategy
+        that lacks a backend). Otherwise: the project's preferred strategies,
+        then ``context.strategies.enabled``, then plan-decision-context when
+        the assembly is for a plan (it declines without decisions).
+        """
+        from cleveragents_acms.pipeline.selector import FALLBACK_CHAIN
+
         view = self.registry.strategies
         valid = sorted(view)
         for name in (*request.preferred_strategies, *policy.settings.strategies):
@@ -447,10 +462,19 @@ class ContextService:
                     f"(available: {', '.join(valid) or 'none installed'})",
                     details={"strategy": name, "available": valid},
                 )
-        enabled = self.config.get("context.strategies.enabled") or []
-        wanted = list(
-            dict.fromkeys([*request.preferred_strategies, *policy.settings.strategies, *enabled])
-        )
+        if request.preferred_strategies:
+            named = list(request.preferred_strategies)
+            stand_ins = [
+                later
+                for name in named
+                if name in FALLBACK_CHAIN
+                for later in FALLBACK_CHAIN[FALLBACK_CHAIN.index(name) + 1 :]
+            ]
+            wanted = list(dict.fromkeys([*named, *stand_ins]))
+        else:
+            enabled = self.config.get("context.strategies.enabled") or []
+            plan_strategies = [PLAN_DECISIONS] if for_plan and PLAN_DECISIONS in view else []
+            wanted = list(dict.fromkeys([*policy.settings.strategies, *enabled, *plan_strategies]))
         notes: list[str] = []
         strategies: list[Any] = []
         for name in wanted:
@@ -464,6 +488,41 @@ class ContextService:
         if not valid:
             notes.append("no context strategies are installed")
         return strategies, notes
+
+    def _with_dedup_embedder(self, config: Any, readers: ProjectReaders) -> Any:
+        """The pipeline config with the project's embedder for ``semantic`` deduplication.
+
+        The embedder is the one the project's vectors were built with, else the
+        installation's choice (``index.embedding.provider``). Without one the
+        deduplicator falls back to content-hash and notes it.
+        """
+        from cleveragents_acms.indexing.vectors import choose_embedder
+        from cleveragents_acms.pipeline.dedup import ContentHashDeduplicator
+
+        deduplicator = config.fragment_deduplicator
+        mode = config.settings.get("fragment-deduplicator", {}).get("dedup-strategy")
+        if (
+            mode != "semantic"
+            or not isinstance(deduplicator, ContentHashDeduplicator)
+            or deduplicator.embed is not None
+        ):
+            return config
+        embedder = getattr(readers.vector, "embedder", None)
+        if embedder is None:
+            try:
+                chosen = choose_embedder(self.registry, self.config)
+            except CleverAgentsError:
+                chosen = None
+            embedder = chosen[1] if chosen is not None else None
+        if embedder is None:
+            return config
+        return config.replace(
+            fragment_deduplicator=ContentHashDeduplicator(
+                mode=deduplicator.mode,
+                embed=embedder.embed,
+                similarity_threshold=deduplicator.similarity_threshold,
+            )
+        )
 
     def _tokenizer(self, model: str | None) -> tuple[str, Any]:
         from cleveragents_acms.pipeline.tokenizers import get_tokenizer, tokenizer_for_model

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import delete, func, insert, select, update
@@ -38,6 +38,9 @@ from cleveragents.errors import (
 )
 from cleveragents.models.context import ContextFragment
 from cleveragents_acms.context.tables import context_tier_entries, ensure_tables
+
+if TYPE_CHECKING:
+    from cleveragents_acms.context.tier_view import ScopedTierView
 
 __all__ = [
     "ROLE_TIERS",
@@ -244,6 +247,26 @@ class ContextTierService:
         if not project_names:
             return []
         return self.entries(project_names, ROLE_TIERS[role])
+
+    def get_scoped_view(self, project_names: list[str]) -> ScopedTierView:
+        """A read-only view of these projects' entries, held to their resources.
+
+        :raises NotFoundError: a project does not exist.
+        """
+        from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
+        from cleveragents_acms.context.tier_view import ScopedTierView
+
+        names = list(dict.fromkeys(project_names))
+        scope: set[str] = set()
+        with self.database.session(write=False) as session:
+            projects = ProjectRepository(session)
+            resources = ResourceRepository(session)
+            for name in names:
+                projects.get(name)
+                for resource in resources.all(project=name):
+                    scope.add(resource.resource_id)
+                    scope.update(r.resource_id for r in resources.descendants(resource.resource_id))
+        return ScopedTierView(self, names, scope)
 
     # -- moving between tiers --------------------------------------------------------------
 

@@ -181,6 +181,8 @@ class ContextAssemblyPipeline:
         )
         started = time.perf_counter()
         with assembly.use(services):
+            for problem in self._config.problems.values():
+                note(problem)
             if limited:
                 note(f"the request limits the context to {available} tokens")
             result = self._assemble(

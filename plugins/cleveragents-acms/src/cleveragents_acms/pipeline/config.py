@@ -5,7 +5,11 @@ built-in (Chain of Responsibility): the first scope that names a component
 for the slot wins. A component is named as the registry accepts it: a
 registered name (``"greedy-knapsack"``), ``"builtin:ClassName"`` (the
 shipped default of that class) or ``"module:ClassName"``. An unknown name
-is an error that lists the valid ones.
+is an error that lists the valid ones. A ``"module:ClassName"`` that cannot
+be used (the import fails, the constructor raises, the object does not
+satisfy the slot's Protocol) is replaced by the slot's built-in default and
+reported (``PipelineConfig.problems``), as a component that fails while
+running is.
 
 * plan scope: ``Plan.pipeline_overrides`` (or any mapping slot -> component);
 * project scope: a project's ``properties["pipeline"]`` (or any mapping);
@@ -16,6 +20,9 @@ is an error that lists the valid ones.
 Stage settings come from the configuration: ``context.pipeline.<slot>.*``
 plus the few keys kept elsewhere (``context.fusion.*``,
 ``context.budget.min-useful-budget``, ``context.budget.skeleton-ratio``).
+Strategy settings ``context.strategies.<name>.<key>`` (``arce.max-rounds``,
+``breadth-depth-navigator.max-hops`` …) go to ``settings["strategies.<name>"]``,
+where a strategy reads them during an assembly.
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from cleveragents.config import DEFAULTS
 from cleveragents.config import PIPELINE_SLOTS as BUILTIN_COMPONENTS
-from cleveragents.errors import ValidationError
-from cleveragents_acms.pipeline._common import STAGE_SETTINGS
+from cleveragents.errors import PluginError, ValidationError
+from cleveragents_acms.pipeline._common import STAGE_SETTINGS, log
 
 if TYPE_CHECKING:
     from cleveragents.config import Config
@@ -52,6 +59,7 @@ __all__ = [
     "PipelineConfigResolver",
     "default_pipeline_config",
     "stage_settings",
+    "strategy_settings",
 ]
 
 #: Pipeline slot key -> PipelineConfig field, in stage order.
@@ -77,6 +85,8 @@ class PipelineConfig:
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: slot -> (scope that chose it, the name it was chosen by)
     sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: slot -> why the configured component was replaced by the built-in default
+    problems: dict[str, str] = field(default_factory=dict)
 
     def component(self, slot: str) -> Any:
         return getattr(self, SLOT_FIELDS[slot])
@@ -112,7 +122,28 @@ def stage_settings(config: Config | Mapping[str, Any] | None = None) -> dict[str
             settings[slot][name] = get(key)
     for (slot, name), key in STAGE_SETTINGS.items():
         settings[slot][name] = get(key)
+    settings.update(strategy_settings(config))
     return settings
+
+
+def strategy_settings(
+    config: Config | Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``{"strategies.<name>": {key: value}}`` from ``context.strategies.<name>.<key>``."""
+    prefix = "context.strategies."
+    flat: dict[str, Any] = {
+        k[len(prefix) :]: v for k, v in DEFAULTS.items() if k.startswith(prefix)
+    }
+    if isinstance(config, Mapping):
+        flat.update((k[len(prefix) :], v) for k, v in config.items() if k.startswith(prefix))
+    elif config is not None:
+        flat.update(config.section("context.strategies"))
+    out: dict[str, dict[str, Any]] = {}
+    for relative, value in flat.items():
+        name, dot, key = relative.partition(".")
+        if dot and name and key:
+            out.setdefault(f"strategies.{name}", {})[key] = value
+    return out
 
 
 def _overrides_of(scope: object) -> Mapping[str, Any]:
@@ -170,6 +201,7 @@ class PipelineConfigResolver:
         )
         components: dict[str, Any] = {}
         sources: dict[str, tuple[str, str]] = {}
+        problems: dict[str, str] = {}
         for slot, field_name in SLOT_FIELDS.items():
             scope_name, spec = next(
                 ((name, scope[slot]) for name, scope in chain if scope.get(slot)),
@@ -180,11 +212,24 @@ class PipelineConfigResolver:
                     f"{scope_name} scope names {slot} with a {type(spec).__name__}, "
                     "expected a component name"
                 )
-            components[field_name] = self.registry.resolve_scoped(
-                slot, *(scope for _, scope in chain)
-            )
+            try:
+                components[field_name] = self.registry.resolve_scoped(
+                    slot, *(scope for _, scope in chain)
+                )
+            except PluginError as exc:
+                if ":" not in spec or spec.startswith("builtin:"):
+                    raise
+                default = self.registry.resolve(slot, BUILTIN_COMPONENTS[slot])
+                components[field_name] = default
+                problems[slot] = (
+                    f"{slot} {spec} could not be used ({exc.message}); "
+                    f"used the built-in {type(default).__name__}"
+                )
+                log.warning("pipeline component replaced", slot=slot, spec=spec, error=exc.message)
             sources[slot] = (scope_name, spec)
-        return PipelineConfig(**components, settings=stage_settings(config), sources=sources)
+        return PipelineConfig(
+            **components, settings=stage_settings(config), sources=sources, problems=problems
+        )
 
 
 def default_pipeline_config(settings: dict[str, dict[str, Any]] | None = None) -> PipelineConfig:

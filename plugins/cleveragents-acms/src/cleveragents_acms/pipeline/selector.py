@@ -6,9 +6,12 @@ spec's fallback degradation path::
 
     arce -> breadth-depth-navigator -> semantic-embedding -> simple-keyword
 
-A strategy the request prefers comes first; a preferred strategy that cannot
-run hands its place to the next runnable strategy on that path, and a note
-says so ("arce needs vector; falling back to breadth-depth-navigator").
+A request that names strategies (``preferred_strategies``, the CLI's
+``--strategy``) runs exactly those; a named strategy that cannot run hands its
+place to the next runnable strategy on that path, and a note says so ("arce
+needs vector; falling back to breadth-depth-navigator"). Without named
+strategies every runnable strategy is selected, and each strategy on the
+fallback path that lacks a backend is reported the same way.
 """
 
 from __future__ import annotations
@@ -116,7 +119,15 @@ class ConfidenceWeightedSelector:
             runnable[name] = (strategy, min(confidence, 1.0))
 
         preferred = self._preferred(request, runnable, missing_backends, excluded, notes)
-        notes.extend(self._degradation_notes(missing_backends, runnable, request))
+        if request.preferred_strategies:
+            for name in list(runnable):
+                if name not in preferred:
+                    excluded[name] = "not named by the request"
+                    del runnable[name]
+            if not runnable:
+                notes.append("none of the requested strategies can run")
+        else:
+            notes.extend(self._degradation_notes(missing_backends, runnable))
         for name in request.required_backends:
             if name not in available:
                 notes.append(f"requested backend {name} is not available")
@@ -177,12 +188,11 @@ class ConfidenceWeightedSelector:
         self,
         missing_backends: dict[str, set[str]],
         runnable: dict[str, tuple[ContextStrategy, float]],
-        request: ContextRequest,
     ) -> list[str]:
-        """Notes for strategies on the fallback path that were not preferred yet cannot run."""
+        """Notes for strategies on the fallback path that cannot run."""
         notes = []
         for name in self.fallback_chain:
-            if name not in missing_backends or name in request.preferred_strategies:
+            if name not in missing_backends:
                 continue
             needs = ", ".join(sorted(missing_backends[name]))
             stand_in = self._fallback_for(name, runnable)

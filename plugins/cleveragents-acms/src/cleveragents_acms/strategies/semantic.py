@@ -10,9 +10,9 @@ built without arguments by the registry, so the embedder is found by
 2. the embedder the vector backend was built with (``backends.vector.embedder``, set by
    the context service for each assembly);
 3. the provider installed with :func:`set_embedder_provider` (a callable
-   returning the embedder; the context service installs one that reads the
-   kernel registry's ``embedder`` slot and the configuration, see
-   :func:`choose_embedder`).
+   returning the embedder, for hosts that pass bare vector backends; the
+   installation's choice is
+   :func:`cleveragents_acms.indexing.vectors.choose_embedder`).
 
 Without an embedder the strategy declines (``can_handle`` 0). Quality 0.6.
 """
@@ -20,7 +20,7 @@ Without an embedder the strategy declines (``can_handle`` 0). Quality 0.6.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cleveragents.errors import CleverAgentsError
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SemanticEmbeddingStrategy",
-    "choose_embedder",
     "embed_query",
     "embedding_text",
     "is_lexical",
@@ -64,20 +63,6 @@ def set_embedder_provider(provider: EmbedderProvider | None) -> None:
         _provider.clear()
         if provider is not None:
             _provider.append(provider)
-
-
-def choose_embedder(embedders: Mapping[str, Any], provider: str = "auto") -> Any | None:
-    """The embedder named by ``index.embedding.provider`` among registered ``embedders``.
-
-    ``"auto"`` picks the one with the highest ``preference`` attribute (ties by
-    name). An unknown name gives ``None``.
-    """
-    if not embedders:
-        return None
-    if provider and provider != "auto":
-        return embedders.get(provider)
-    name = max(embedders, key=lambda n: (float(getattr(embedders[n], "preference", 0) or 0), n))
-    return embedders[name]
 
 
 def _embedder(strategy: object, backends: BackendSet | None = None) -> Embedder | None:
