@@ -93,6 +93,8 @@ def main() -> None:
     database = Database.for_sqlite_file(work / "home" / "cleveragents.db")
     service = RepoIndexingService(database, host.registry, load_config(cwd=work))
     results: dict[str, object] = {"corpus_files": total_files, "corpus": [*SDISTS, *WHEELS]}
+    # Other work on the machine skews every time below: say how busy it was.
+    results["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
 
     start = time.perf_counter()
     cold = service.index_resource(RESOURCE_ID, root, project="bench")
@@ -106,6 +108,15 @@ def main() -> None:
         "nodes": cold.metadata.node_count,
         "peak_rss_mb": round(max(own, children) / 1024, 1),
         "index_mb": round(dir_size(work / "home" / "index") / 2**20, 1),
+        "cpu_s": round(
+            sum(
+                getattr(resource.getrusage(who), field)
+                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                for field in ("ru_utime", "ru_stime")
+            ),
+            1,
+        ),
+        "phases_s": cold.run.phases if cold.run else {},
     }
     start = time.perf_counter()
     service.refresh_index(RESOURCE_ID, root)
@@ -116,6 +127,7 @@ def main() -> None:
     one = service.refresh_index(RESOURCE_ID, root)
     results["refresh_one_file_s"] = round(time.perf_counter() - start, 3)
     results["refresh_one_file_analysed"] = one.run.files_analyzed if one.run else None
+    results["refresh_one_file_phases_s"] = one.run.phases if one.run else {}
 
     # Query words: identifiers sampled from the corpus (fixed seed).
     rng = random.Random(7)
@@ -153,6 +165,7 @@ def main() -> None:
         results["query_ms"]["speedup_vs_ripgrep_p50"] = round(  # type: ignore[index]
             statistics.median(rg_latencies) / statistics.median(latencies), 1
         )
+    results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     database.dispose()
     shutil.rmtree(work, ignore_errors=True)
     if args.json:
