@@ -118,6 +118,21 @@ def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
     }
 
 
+def node_fields(node: UKONode) -> dict[str, Any]:
+    """The analysed search fields of a node's document (the costly part of indexing it)."""
+    properties = node.properties
+    return {
+        "name_key": identifier_key(node.name),
+        "name": expand_identifiers(node.name),
+        "qualname": expand_identifiers(node.qualname),
+        "signature": expand_identifiers(properties.get("signature", "")),
+        "path": expand_identifiers(node.path),
+        "docstring": split_camel_case(properties.get("docstring", "")),
+        "body": split_camel_case(node.rendering(DEPTH_FULL)),
+        "extra": _display(node.path, node.name, node.qualname),
+    }
+
+
 class TantivyTextBackend:
     """TextBackend + TextIndexBackend over a Tantivy index at ``location``.
 
@@ -193,28 +208,20 @@ class TantivyTextBackend:
         return count
 
     def _node_document(self, node: UKONode) -> tantivy.Document:
-        properties = node.properties
-        signature = properties.get("signature", "")
-        docstring = properties.get("docstring", "")
-        snippet = node.rendering(DEPTH_SIGNATURES) or signature or node.name
+        snippet = (
+            node.rendering(DEPTH_SIGNATURES) or node.properties.get("signature", "") or node.name
+        )
         return tantivy.Document(
             uri=node.uri,
             resource_id=node.resource_id,
             res_path=f"{node.resource_id}/{node.path}",
             doc_key=node.uri,
-            name_key=identifier_key(node.name),
-            name=expand_identifiers(node.name),
-            qualname=expand_identifiers(node.qualname),
-            signature=expand_identifiers(signature),
-            path=expand_identifiers(node.path),
-            docstring=split_camel_case(docstring),
-            body=split_camel_case(node.rendering(DEPTH_FULL)),
             uko_type=node.uko_type,
             language=node.language,
             start_line=node.start_line,
             end_line=node.end_line,
             snippet=snippet[: self._snippet_chars].encode("utf-8", "replace"),
-            extra=_display(node.path, node.name, node.qualname),
+            **node_fields(node),
         )
 
     def delete_paths(self, resource_id: str, paths: Iterable[str]) -> None:

@@ -60,6 +60,8 @@ class FileAnalysis:
     vectors: dict[str, Any] = field(default_factory=dict)
     #: ... and the name of that embedder.
     vectors_from: str | None = None
+    #: Node URI -> node-store blobs, when computed in a worker.
+    store_blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)
 
 
 _ANALYZERS: list[Any] = []
@@ -162,6 +164,11 @@ def _work(args: tuple[str, str, str]) -> FileAnalysis:
     if _DONE[0] % 256 == 0:
         gc.collect()
     outcome = analyze_one(_ANALYZERS, *args)
+    # What the main process would otherwise compute per node, serially, while writing
+    # (compressed, so it also travels back cheaper than the renderings it encodes).
+    from cleveragents_acms.indexing.store import node_blobs
+
+    outcome.store_blobs = {n.uri: node_blobs(n) for n in outcome.result.nodes}
     if _EMBEDDER and outcome.result.nodes:
         name, embedder = _EMBEDDER[0]
         try:
@@ -184,8 +191,8 @@ def analyze_files(
 ) -> Iterator[FileAnalysis]:
     """Yield one FileAnalysis per file, in completion order; parallel when worthwhile.
 
-    ``embedder`` (a light one, by reference) is run in the workers; without
-    workers, embedding is left to the caller.
+    ``embedder`` (a light one, by reference) is run in the workers, as is the
+    node store's encoding; without workers, both are left to the writers.
     """
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     picklable = all(spec.reference for spec in specs)

@@ -17,11 +17,11 @@ from cleveragents.errors import ConfigurationError, NotFoundError
 from cleveragents_acms.indexing.store import NodeStore
 from cleveragents_acms.indexing.vectors import VectorIndex, open_vector_index
 
-__all__ = ["ProjectIndex", "open_backend"]
+__all__ = ["ProjectIndex", "backend_class", "open_backend"]
 
 
-def open_backend(registry: Any, config: Any, kind: str, location: Path, **extra: Any) -> Any | None:
-    """Instantiate the configured ``kind`` backend class at ``location`` (None if absent)."""
+def backend_class(registry: Any, config: Any, kind: str) -> type | None:
+    """The configured ``kind`` backend class (``index.<kind>.backend``), None if none."""
     view = registry[f"{kind}-backend"]
     if not len(view):
         return None
@@ -33,9 +33,17 @@ def open_backend(registry: Any, config: Any, kind: str, location: Path, **extra:
                 f"(available: {', '.join(sorted(view))})"
             )
         name = sorted(view)[0]
+    return view[name]
+
+
+def open_backend(registry: Any, config: Any, kind: str, location: Path, **extra: Any) -> Any | None:
+    """Instantiate the configured ``kind`` backend class at ``location`` (None if absent)."""
+    cls = backend_class(registry, config, kind)
+    if cls is None:
+        return None
     options = (config.get(f"index.{kind}.options") or {}) if config is not None else {}
     location.mkdir(parents=True, exist_ok=True)
-    return view[name](location, **{**options, **extra})
+    return cls(location, **{**options, **extra})
 
 
 @dataclass

@@ -135,8 +135,9 @@ class RepoIndexingService:
                     f"disk full while writing the index of {root}; the previous index is intact"
                 ) from exc
             raise
+        with _phase(run, "finish"):
+            metadata = self._finish(index_id, files, run)
         run.seconds = round(time.perf_counter() - started, 3)
-        metadata = self._finish(index_id, files, run)
         return RepoIndex(metadata, files, run)
 
     def refresh_index(self, resource_id: str, root_path: str | Path, **kwargs: Any) -> RepoIndex:
@@ -388,7 +389,8 @@ class RepoIndexingService:
             or a.relative not in known
             or known[a.relative]["content_hash"] != a.content_hash
         ]
-        touched_only = [a for a in analyses if a not in changed]
+        changed_paths = {a.relative for a in changed}
+        touched_only = [a for a in analyses if a.relative not in changed_paths]
         run.files_analyzed = len(changed)
         run.files_unchanged = len(discovery.files) - len(changed)
         run.files_removed = len(removed)
@@ -450,7 +452,8 @@ class RepoIndexingService:
             with _phase(run, "nodes"):
                 index.nodes.begin()
                 index.nodes.retire(retired + revised_uris, valid_until=valid_from)
-                index.nodes.insert(inserts, valid_from=valid_from)
+                blobs = {uri: b for a in changed for uri, b in a.store_blobs.items()}
+                index.nodes.insert(inserts, valid_from=valid_from, blobs=blobs)
             if index.text is not None:
                 with _phase(run, "text"):
                     index.text.delete_paths(resource_id, paths)
@@ -485,7 +488,8 @@ class RepoIndexingService:
                 index.vectors.rollback()
             raise
         finally:
-            index.close()
+            with _phase(run, "close"):
+                index.close()
 
     @staticmethod
     def _write_graph(

@@ -14,14 +14,14 @@ import hashlib
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from cleveragents.models.uko import UKONode
 
-__all__ = ["NodeStore", "StoredNode", "node_fingerprint"]
+__all__ = ["NodeStore", "StoredNode", "node_blobs", "node_fingerprint"]
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -69,6 +69,12 @@ def node_fingerprint(node: UKONode) -> str:
         digest.update(node.renderings[depth].encode())
     digest.update(json.dumps(sorted(node.edges)).encode())
     return digest.hexdigest()
+
+
+def node_blobs(node: UKONode) -> tuple[bytes, str]:
+    """The stored renderings (compressed JSON) and properties (JSON) of a node: pure, so
+    the indexer computes them in its analysis workers."""
+    return zlib.compress(json.dumps(node.renderings).encode(), 1), json.dumps(node.properties)
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,18 @@ class NodeStore:
         if self._db.in_transaction:
             self._db.execute("ROLLBACK")
 
-    def insert(self, nodes: Iterable[tuple[UKONode, str, str | None]], *, valid_from: str) -> int:
-        """Insert current versions: ``(node, fingerprint, revision_of_valid_from)``."""
+    def insert(
+        self,
+        nodes: Iterable[tuple[UKONode, str, str | None]],
+        *,
+        valid_from: str,
+        blobs: Mapping[str, tuple[bytes, str]] | None = None,
+    ) -> int:
+        """Insert current versions: ``(node, fingerprint, revision_of_valid_from)``.
+
+        ``blobs`` holds :func:`node_blobs` already computed, by node URI.
+        """
+        ready = blobs or {}
         rows = (
             (
                 n.uri,
@@ -160,8 +176,7 @@ class NodeStore:
                 n.qualname,
                 n.parent,
                 n.language,
-                zlib.compress(json.dumps(n.renderings).encode(), 1),
-                json.dumps(n.properties),
+                *(ready.get(n.uri) or node_blobs(n)),
                 json.dumps(n.edges),
             )
             for n, fp, rev in nodes
