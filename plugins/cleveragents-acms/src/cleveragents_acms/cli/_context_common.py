@@ -371,7 +371,7 @@ def outcome_payload(outcome: AssemblyOutcome, project: str) -> dict[str, Any]:
 
 def run_simulation(app: Any, name: str, query: str, options: AssemblyOptions) -> None:
     """A dry run: what would be selected and the allocation per strategy, without content."""
-    from cleveragents.cli.output import emit_json, emit_table
+    from cleveragents.cli.output import emit_json
 
     request = options.request(query)
     outcome = service_for(app).run(
@@ -392,20 +392,7 @@ def run_simulation(app: Any, name: str, query: str, options: AssemblyOptions) ->
     )
     click.echo()
     click.echo("Allocation per strategy:")
-    emit_table(
-        [
-            {
-                "strategy": s.name,
-                "confidence": f"{s.confidence:.2f}",
-                "tokens": s.tokens,
-                "returned": s.fragments,
-                "selected": s.delivered,
-            }
-            for s in report.strategies
-        ],
-        ["strategy", "confidence", "tokens", "returned", "selected"],
-        empty="  (no strategy would run)",
-    )
+    _strategy_table(report.strategies, "selected", empty="  (no strategy would run)")
     click.echo()
     click.echo("Would be selected:")
     _fragment_table(report.fragments, empty="  (nothing)")
@@ -415,6 +402,26 @@ def run_simulation(app: Any, name: str, query: str, options: AssemblyOptions) ->
         downgraded = sum(1 for d in report.dropped if d.get("delivered_depth") is not None)
         click.echo(f"Would drop {len(report.dropped) - downgraded} and downgrade {downgraded}.")
     echo_notes(report.notes)
+
+
+def _strategy_table(strategies: Any, delivered: str, *, empty: str) -> None:
+    """One row per strategy: confidence, token share, fragments returned and delivered."""
+    from cleveragents.cli.output import emit_table
+
+    emit_table(
+        [
+            {
+                "strategy": s.name,
+                "confidence": f"{s.confidence:.2f}",
+                "tokens": s.tokens,
+                "returned": s.fragments,
+                delivered: s.delivered,
+            }
+            for s in strategies
+        ],
+        ["strategy", "confidence", "tokens", "returned", delivered],
+        empty=empty,
+    )
 
 
 def _fragment_table(rows: list[dict[str, Any]], *, empty: str = "") -> None:
@@ -478,20 +485,7 @@ def echo_report(report: AssemblyReport, *, max_dropped: int = 20) -> None:
             click.echo(f"  ! {stage.problem}")
     click.echo()
     click.echo("Strategies:")
-    emit_table(
-        [
-            {
-                "strategy": s.name,
-                "confidence": f"{s.confidence:.2f}",
-                "tokens": s.tokens,
-                "returned": s.fragments,
-                "delivered": s.delivered,
-            }
-            for s in report.strategies
-        ],
-        ["strategy", "confidence", "tokens", "returned", "delivered"],
-        empty="  (no strategy ran)",
-    )
+    _strategy_table(report.strategies, "delivered", empty="  (no strategy ran)")
     click.echo()
     if report.fragments:
         click.echo("Fragments:")
