@@ -79,6 +79,24 @@ class TestHashingNgramConformance(EmbedderConformance):
         return HashingNgramEmbedder()
 
 
+def test_hashing_ngram_vectors_never_change() -> None:
+    """Stored indexes hold these vectors: a faster implementation must give the same ones
+    (the strongest components of a fixed text, pinned when the embedder was released)."""
+    text = (
+        "def parse_http_request(raw_bytes):\n"
+        '    """Parse an HTTP request line and headers."""\n'
+        "    return HttpRequest.from_bytes(raw_bytes)"
+    )
+    vector = HashingNgramEmbedder().embed_array([text])[0]
+    assert [round(float(vector[i]), 6) for i in (347, 274, 233, 105, 456)] == [
+        0.357186,
+        0.357186,
+        0.288176,
+        0.288176,
+        -0.201723,
+    ]
+
+
 @needs_minilm
 class TestMiniLMConformance(EmbedderConformance):
     def make_component(self) -> MiniLMEmbedder:

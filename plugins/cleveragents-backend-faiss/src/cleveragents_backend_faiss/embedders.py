@@ -112,6 +112,14 @@ def _split_cached(token: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1 << 18)
+def _token_parts(token: str) -> tuple[str | None, tuple[str, ...]]:
+    """A word's compound identifier (when it has several parts) and its non-stopword parts."""
+    parts = _split_cached(token)
+    compound = "".join(parts) if len(parts) > 1 else None
+    return compound, tuple(p for p in parts if p not in _STOPWORDS)
+
+
+@functools.lru_cache(maxsize=1 << 18)
 def _stem(word: str) -> str:
     """A light suffix stripper (two passes) so ``parsing``/``parser``/``parses`` meet."""
     for _ in range(2):
@@ -165,6 +173,7 @@ class HashingNgramEmbedder:
         self.identifier_weight = identifier_weight
         self._cache: dict[str, tuple[Any, Any]] = {}
         self._slots: dict[str, tuple[int, float]] = {}
+        self._pairs: dict[tuple[str, str], tuple[int, float]] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -204,25 +213,44 @@ class HashingNgramEmbedder:
             self._cache[part] = result
         return result
 
+    def _pair_slot(self, a: str, b: str) -> tuple[int, float]:
+        slot = self._pairs.get((a, b))
+        if slot is None:
+            slot = self._slot(f"b:{_stem(a)} {_stem(b)}")
+            if len(self._pairs) >= 4 * self._cache_size:
+                self._pairs.clear()
+            self._pairs[(a, b)] = slot
+        return slot
+
     def _vector(self, text: str) -> np.ndarray:
         import numpy as np
 
         sequence: list[str] = []
-        identifiers: Counter[str] = Counter()
-        for match in _WORD.finditer(text):
-            parts = _split_cached(match.group())
-            if len(parts) > 1:
-                identifiers["".join(parts)] += 1
-            sequence.extend(p for p in parts if p not in _STOPWORDS)
+        compounds: list[str] = []
+        for token in _WORD.findall(text):
+            compound, kept = _token_parts(token)
+            if compound:
+                compounds.append(compound)
+            sequence.extend(kept)
+        # Each part's hashed features, scaled by its weight in one vectorised product
+        # (the same float64 products as scaling part by part).
+        part_indices: list[np.ndarray] = []
+        part_values: list[np.ndarray] = []
+        weights: list[float] = []
+        lengths: list[int] = []
+        for part, tf in Counter(sequence).items():
+            features, signs = self._part_features(part)
+            part_indices.append(features)
+            part_values.append(signs)
+            weights.append((1.0 + math.log(tf)) * (0.25 if part in _BOILERPLATE else 1.0))
+            lengths.append(len(features))
         indices: list[np.ndarray] = []
         values: list[np.ndarray] = []
-        for part, tf in Counter(sequence).items():
-            weight = (1.0 + math.log(tf)) * (0.25 if part in _BOILERPLATE else 1.0)
-            part_indices, part_values = self._part_features(part)
-            indices.append(part_indices)
-            values.append(part_values * weight)
+        if part_indices:
+            indices.append(np.concatenate(part_indices))
+            values.append(np.concatenate(part_values) * np.repeat(weights, lengths))
         singles: list[tuple[int, float]] = []
-        for identifier, tf in identifiers.items():
+        for identifier, tf in Counter(compounds).items():
             index, sign = self._slot("i:" + identifier)
             singles.append((index, sign * self.identifier_weight * (1.0 + math.log(tf))))
         pairs = Counter(
@@ -231,7 +259,7 @@ class HashingNgramEmbedder:
             if a not in _BOILERPLATE or b not in _BOILERPLATE
         )
         for (a, b), tf in pairs.items():
-            index, sign = self._slot(f"b:{_stem(a)} {_stem(b)}")
+            index, sign = self._pair_slot(a, b)
             singles.append((index, sign * self.bigram_weight * (1.0 + math.log(tf))))
         if singles:
             indices.append(np.array([i for i, _ in singles], dtype=np.int64))
