@@ -1,0 +1,78 @@
+"""Whole-file lexical evidence: the likeliest files read as one text each, and compared.
+
+Search ranks nodes, and a file's node evidence is its best nodes. But the
+place a fix goes is often where the question's words meet across a file: the
+class it names, the helper its message comes from, the option it mentions,
+each in a different function. So the likeliest files (by the other evidence)
+are read whole and scored against every term of the question with BM25,
+document frequencies taken among these files only: a word all of them use
+says nothing about which one to change, a word only one of them has says
+much. The result is a second opinion on the same candidates, not a way to
+find new ones.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from cleveragents.models.uko import DEPTH_FULL
+from cleveragents_acms.strategies.query import parts_of
+
+if TYPE_CHECKING:
+    from cleveragents.protocols.backends import BackendSet
+    from cleveragents_acms.strategies.query import QueryAnalysis
+
+__all__ = ["whole_file_scores"]
+
+#: How many of the likeliest files are read.
+CANDIDATES = 20
+_K1 = 1.2
+_B = 0.75
+#: A term's salience counts up to this much (one repeated name must not decide alone).
+_MAX_SALIENCE = 3.0
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def whole_file_scores(
+    backends: BackendSet, analysis: QueryAnalysis, files: list[str]
+) -> dict[str, float]:
+    """File URI -> BM25 of its whole text against the question's terms, among ``files``."""
+    terms = analysis.terms()
+    if backends.nodes is None or not files or not terms:
+        return {}
+    bags: dict[str, Counter[str]] = {}
+    for uri, node in backends.nodes.nodes(files).items():
+        text = node.renderings.get(DEPTH_FULL, "") or node.rendering(DEPTH_FULL)
+        bags[uri] = _bag(text)
+    if not bags:
+        return {}
+    frequency: Counter[str] = Counter()
+    for bag in bags.values():
+        frequency.update(t for t in terms if t in bag)
+    count = len(bags)
+    lengths = {uri: sum(bag.values()) for uri, bag in bags.items()}
+    average = max(1.0, sum(lengths.values()) / count)
+    scores: dict[str, float] = {}
+    for uri, bag in bags.items():
+        norm = _K1 * (1 - _B + _B * lengths[uri] / average)
+        score = 0.0
+        for term, weight in terms.items():
+            tf = bag.get(term, 0)
+            if tf:
+                idf = math.log(1 + (count - frequency[term] + 0.5) / (frequency[term] + 0.5))
+                score += min(weight, _MAX_SALIENCE) * idf * tf * (_K1 + 1) / (tf + norm)
+        scores[uri] = score
+    return scores
+
+
+def _bag(text: str) -> Counter[str]:
+    """Identifier parts of ``text`` with their counts (``handle_mask`` -> handle, mask)."""
+    bag: Counter[str] = Counter()
+    for word, count in Counter(_WORD.findall(text)).items():
+        for part in parts_of(word):
+            if len(part) > 1:
+                bag[part] += count
+    return bag
