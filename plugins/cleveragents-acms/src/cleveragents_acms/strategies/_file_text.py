@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cleveragents.models.uko import DEPTH_FULL
@@ -43,17 +44,18 @@ def whole_file_scores(
     terms = analysis.terms()
     if backends.nodes is None or not files or not terms:
         return {}
+    wanted = frozenset(terms)
     bags: dict[str, Counter[str]] = {}
+    lengths: dict[str, int] = {}
     for uri, node in backends.nodes.nodes(files).items():
         text = node.renderings.get(DEPTH_FULL, "") or node.rendering(DEPTH_FULL)
-        bags[uri] = _bag(text)
+        bags[uri], lengths[uri] = _bag(text, wanted)
     if not bags:
         return {}
     frequency: Counter[str] = Counter()
     for bag in bags.values():
-        frequency.update(t for t in terms if t in bag)
+        frequency.update(bag.keys())
     count = len(bags)
-    lengths = {uri: sum(bag.values()) for uri, bag in bags.items()}
     average = max(1.0, sum(lengths.values()) / count)
     scores: dict[str, float] = {}
     for uri, bag in bags.items():
@@ -68,11 +70,19 @@ def whole_file_scores(
     return scores
 
 
-def _bag(text: str) -> Counter[str]:
-    """Identifier parts of ``text`` with their counts (``handle_mask`` -> handle, mask)."""
+def _bag(text: str, wanted: frozenset[str]) -> tuple[Counter[str], int]:
+    """Counts of the ``wanted`` identifier parts of ``text``, and how many parts it has."""
     bag: Counter[str] = Counter()
+    length = 0
     for word, count in Counter(_WORD.findall(text)).items():
-        for part in parts_of(word):
-            if len(part) > 1:
-                bag[part] += count
-    return bag
+        parts = _parts(word)
+        length += count * len(parts)
+        for part in wanted.intersection(parts):
+            bag[part] += count * parts.count(part)
+    return bag, length
+
+
+@lru_cache(maxsize=200_000)
+def _parts(word: str) -> tuple[str, ...]:
+    """``handle_mask`` -> handle, mask (one-letter parts say nothing)."""
+    return tuple(p for p in parts_of(word) if len(p) > 1)
