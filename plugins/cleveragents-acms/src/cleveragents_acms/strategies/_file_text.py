@@ -24,9 +24,10 @@ from cleveragents_acms.strategies.query import parts_of
 
 if TYPE_CHECKING:
     from cleveragents.protocols.backends import BackendSet
+    from cleveragents_acms.strategies._evidence import Evidence
     from cleveragents_acms.strategies.query import QueryAnalysis
 
-__all__ = ["whole_file_scores"]
+__all__ = ["read_likeliest", "whole_file_scores"]
 
 #: How many of the likeliest files are read.
 CANDIDATES = 20
@@ -35,6 +36,13 @@ _B = 0.75
 #: A term's salience counts up to this much (one repeated name must not decide alone).
 _MAX_SALIENCE = 3.0
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def read_likeliest(backends: BackendSet, evidence: Evidence) -> None:
+    """Read the likeliest files of ``evidence`` whole; their file scores then count it."""
+    files = evidence.file_scores()
+    likeliest = sorted(files, key=lambda f: (-files[f], f))[:CANDIDATES]
+    evidence.file_text = whole_file_scores(backends, evidence.analysis, likeliest)
 
 
 def whole_file_scores(

@@ -45,7 +45,7 @@ from cleveragents.models.context import ContextFragment, ContextRequest, Strateg
 from cleveragents.models.uko import DEPTH_FULL
 from cleveragents_acms.strategies._delivery import Delivery
 from cleveragents_acms.strategies._evidence import LEXICAL_TRUST, Evidence, gather, search
-from cleveragents_acms.strategies._file_text import CANDIDATES, whole_file_scores
+from cleveragents_acms.strategies._file_text import read_likeliest
 from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -133,9 +133,7 @@ class ArceStrategy:
             return []
         if backends.nodes is None or view is None:
             return self._deliver_hits(request, backends, budget, evidence)
-        files = evidence.file_scores()
-        likeliest = sorted(files, key=lambda f: (-files[f], f))[:CANDIDATES]
-        evidence.file_text = whole_file_scores(backends, analysis, likeliest)
+        read_likeliest(backends, evidence)
         return Delivery(self.name, request, backends, view, evidence, budget).run(self.top_files)
 
     # -- Analyze + Retrieve ----------------------------------------------------------------
