@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -52,17 +53,16 @@ def whole_file_scores(
     terms = analysis.terms()
     if backends.nodes is None or not files or not terms:
         return {}
-    wanted = frozenset(terms)
     bags: dict[str, Counter[str]] = {}
     lengths: dict[str, int] = {}
     for uri, node in backends.nodes.nodes(files).items():
         text = node.renderings.get(DEPTH_FULL, "") or node.rendering(DEPTH_FULL)
-        bags[uri], lengths[uri] = _bag(text, wanted)
+        bags[uri], lengths[uri] = _BAGS.get(uri, text)
     if not bags:
         return {}
     frequency: Counter[str] = Counter()
     for bag in bags.values():
-        frequency.update(bag.keys())
+        frequency.update(t for t in terms if t in bag)
     count = len(bags)
     average = max(1.0, sum(lengths.values()) / count)
     scores: dict[str, float] = {}
@@ -78,16 +78,42 @@ def whole_file_scores(
     return scores
 
 
-def _bag(text: str, wanted: frozenset[str]) -> tuple[Counter[str], int]:
-    """Counts of the ``wanted`` identifier parts of ``text``, and how many parts it has."""
+def _bag(text: str) -> tuple[Counter[str], int]:
+    """Counts of the identifier parts of ``text``, and how many parts it has."""
     bag: Counter[str] = Counter()
-    length = 0
     for word, count in Counter(_WORD.findall(text)).items():
-        parts = _parts(word)
-        length += count * len(parts)
-        for part in wanted.intersection(parts):
-            bag[part] += count * parts.count(part)
-    return bag, length
+        for part in _parts(word):
+            bag[part] += count
+    return bag, sum(bag.values())
+
+
+class _BagCache:
+    """The bags of the files read lately: the same files come up again and again.
+
+    Keyed by URI and checked against the text's hash, so an edited file is read again.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._bags: OrderedDict[str, tuple[int, Counter[str], int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, uri: str, text: str) -> tuple[Counter[str], int]:
+        key = hash(text)
+        with self._lock:
+            known = self._bags.get(uri)
+            if known is not None and known[0] == key:
+                self._bags.move_to_end(uri)
+                return known[1], known[2]
+        bag, length = _bag(text)
+        with self._lock:
+            self._bags[uri] = (key, bag, length)
+            while len(self._bags) > self.size:
+                self._bags.popitem(last=False)
+        return bag, length
+
+
+_BAGS = _BagCache(128)
 
 
 @lru_cache(maxsize=200_000)
