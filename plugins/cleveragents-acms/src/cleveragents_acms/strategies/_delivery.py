@@ -15,6 +15,10 @@ evidence:
   around the delivered methods is there when it is cheap;
 * the imports of the two best files (edits often add one), valued lower still.
 
+The best function of the second and third files is raised to just below the
+best file's best units: the likeliest file is the wrong one almost half the
+time, and one function of each runner-up is a cheap hedge.
+
 Units are taken best first while they fit; nothing inside a unit already
 delivered in full is repeated. A tenth of the budget is held back until the
 best units are in, for one glimpse (the best unit's signature) of each other
@@ -72,6 +76,9 @@ _IMPORT_FILES = 2
 #: Share of the budget held back for one glimpse (a signature) of each other likely file.
 _MAP_SHARE = 0.1
 _MAP_TOKENS = 60
+#: The likeliest function of the next files comes right after the best file's best ones.
+_RUNNER_UP_FILES = 2
+_RUNNER_UP_VALUE = 0.9
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -147,6 +154,7 @@ class Delivery:
                     for uri in members[file_uri]
                     if uri in nodes and _is_import(nodes[uri].uko_type)
                 )
+        _hedge(units, ranked)
         return self._take(units, ranked, probability, nodes)
 
     def _calls(self, uris: list[str]) -> dict[str, list[str]]:
@@ -310,6 +318,15 @@ class _TakeState:
     tried_whole: set[str] = field(default_factory=set)
     seen: set[str] = field(default_factory=set)
     full: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+def _hedge(units: list[_Unit], ranked: list[str]) -> None:
+    """Raise the best function of the runner-up files: the best file is often not the one."""
+    for file_uri in ranked[1 : 1 + _RUNNER_UP_FILES]:
+        own = [u for u in units if u.file == file_uri and u.kind == "node"]
+        if own:
+            best = max(own, key=lambda u: u.value)
+            best.value = max(best.value, _RUNNER_UP_VALUE)
 
 
 def _relevance(unit: _Unit, probability: Mapping[str, float]) -> float:

@@ -11,7 +11,7 @@ little to the text channel and much noise, so its vector channel counts a
 quarter (:data:`LEXICAL_TRUST`).
 
 File level (a change is made in files): each file's nodes are aggregated (the
-best node, then halving contributions), and four more kinds of evidence are
+best node, then halving contributions), and five more kinds of evidence are
 added, each normalised to the best file:
 
 * the whole-question BM25 of the file's best nodes;
@@ -19,7 +19,11 @@ added, each normalised to the best file:
   each name's weight shared among the files that define it;
 * path words: salient words of the question are the file's name or folders
   (``sqlmigrate`` -> ``commands/sqlmigrate.py``), rarer path words counting more;
-* mentions: the question names the file, its module or a traceback frame in it.
+* mentions: the question names the file, its module or a traceback frame in it;
+* messages: the file's code holds a message the question quotes (:mod:`._messages`).
+
+The likeliest files are then read whole (:mod:`._file_text`); that reading
+counts as much as all the above together.
 
 Test files and non-code files (documentation, data) are weighed down unless
 the question is about them: what must change is rarely the test or the prose.
@@ -36,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
 from cleveragents_acms.strategies._graph import GraphView, path_of
+from cleveragents_acms.strategies._messages import message_sites
 from cleveragents_acms.strategies._support import (
     Hit,
     file_of,
@@ -72,6 +77,7 @@ FILE_WEIGHTS: dict[str, float] = {
     "definitions": 0.2,
     "paths": 0.2,
     "mentions": 0.3,
+    "messages": 0.3,
 }
 _RRF_K = 30.0
 #: Hits per focused query by kind (the title and the prose reach further than one name).
@@ -153,6 +159,10 @@ class Evidence:
     graph_list: list[str] = field(default_factory=list)
     #: node URI -> how strongly the question names it
     definitions: dict[str, float] = field(default_factory=dict)
+    #: file URI -> how surely it holds a message the question quotes (0..1)
+    message_files: dict[str, float] = field(default_factory=dict)
+    #: file URI -> BM25 of the whole file among the likeliest files (:mod:`._file_text`)
+    file_text: dict[str, float] = field(default_factory=dict)
     queried: set[str] = field(default_factory=set)
     fused: dict[str, float] = field(default_factory=dict)
 
@@ -201,22 +211,29 @@ class Evidence:
             "definitions": normalise(per_file(self.definitions)),
             "paths": normalise(self.path_matches()),
             "mentions": dict.fromkeys((file_of(u) for u in self.mention_list), 1.0),
+            "messages": self.message_files,
         }
         files: set[str] = set().union(*kinds.values())
-        about_tests = bool({"test", "tests", "testing"} & set(self.analysis.keywords))
-        about_docs = bool(
-            {"doc", "docs", "documentation", "docstring"} & set(self.analysis.keywords)
-        )
-        scores: dict[str, float] = {}
-        for file_uri in files:
-            score = sum(FILE_WEIGHTS[k] * kinds[k].get(file_uri, 0.0) for k in kinds)
-            path = path_of(file_uri)
-            if not about_tests and is_test_path(path):
-                score *= _TEST_FACTOR
-            if not about_docs and (not path.endswith(_CODE_SUFFIXES) or _is_example(path)):
-                score *= _PROSE_FACTOR
-            scores[file_uri] = score
+        prior = self._prior
+        scores = {
+            f: prior(f) * sum(FILE_WEIGHTS[k] * kinds[k].get(f, 0.0) for k in kinds) for f in files
+        }
+        if self.file_text:  # the whole-file reading counts as much as the rest together
+            base, text = normalise(scores), normalise(self.file_text)
+            scores = {f: base[f] + prior(f) * text.get(f, 0.0) for f in base}
         return scores
+
+    def _prior(self, file_uri: str) -> float:
+        """Tests and prose (documentation, examples) rarely change, unless asked about."""
+        keywords = self.analysis.keywords
+        path = path_of(file_uri)
+        factor = 1.0
+        if is_test_path(path) and not {"test", "tests", "testing"} & keywords.keys():
+            factor *= _TEST_FACTOR
+        prose = not path.endswith(_CODE_SUFFIXES) or _is_example(path)
+        if prose and not {"doc", "docs", "documentation", "docstring"} & keywords.keys():
+            factor *= _PROSE_FACTOR
+        return factor
 
     def path_matches(self) -> dict[str, float]:
         """Files whose name or folders are salient words of the question (rare ones count more)."""
@@ -293,6 +310,7 @@ def gather(
         for uri, score in raw_scores(hits).items():
             evidence.issue[uri] = evidence.issue.get(uri, 0.0) + score
     evidence.mention_list = mentions(request, analysis, view, backends)
+    evidence.message_files = message_sites(backends, analysis)
     if view is not None:
         evidence.definitions = definitions(view, analysis)
     evidence.fuse()
@@ -339,6 +357,8 @@ def definitions(view: GraphView, analysis: QueryAnalysis) -> dict[str, float]:
             salience[simple] = max(salience.get(simple, 0.0), 0.7 * weight)
     for function in analysis.trace_functions:
         salience[function] = max(salience.get(function, 0.0), 2.0)
+    for name in analysis.own_classes:  # the reporter's classes, not the project's
+        salience.pop(name, None)
     found = view.by_name(list(salience), limit=_MAX_DEFINITIONS + 1)
     scores: dict[str, float] = {}
     for name, uris in found.items():

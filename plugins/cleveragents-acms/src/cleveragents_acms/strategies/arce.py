@@ -19,8 +19,9 @@ that share words with the question become new queries, until the best files
 and nodes stop changing.
 
 **Contextualize.** Changes are made in files: node evidence is aggregated per
-file and combined with definitions, path words and mentions
-(:meth:`._evidence.Evidence.file_scores`).
+file and combined with definitions, path words, mentions and quoted messages;
+the likeliest files are then read whole and scored against the whole question
+(:meth:`._evidence.Evidence.file_scores`, :mod:`._file_text`).
 
 **Execute.** The budget goes to the parts of the likeliest files that most
 likely must change (:mod:`._delivery`): whole small files, the best-matching
@@ -44,6 +45,7 @@ from cleveragents.models.context import ContextFragment, ContextRequest, Strateg
 from cleveragents.models.uko import DEPTH_FULL
 from cleveragents_acms.strategies._delivery import Delivery
 from cleveragents_acms.strategies._evidence import LEXICAL_TRUST, Evidence, gather, search
+from cleveragents_acms.strategies._file_text import read_likeliest
 from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -131,6 +133,7 @@ class ArceStrategy:
             return []
         if backends.nodes is None or view is None:
             return self._deliver_hits(request, backends, budget, evidence)
+        read_likeliest(backends, evidence)
         return Delivery(self.name, request, backends, view, evidence, budget).run(self.top_files)
 
     # -- Analyze + Retrieve ----------------------------------------------------------------

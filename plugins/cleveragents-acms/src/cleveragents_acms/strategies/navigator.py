@@ -32,6 +32,7 @@ from cleveragents.models.context import ContextFragment, ContextRequest, Strateg
 from cleveragents.models.uko import DEPTH_FULL
 from cleveragents_acms.strategies._anchors import module_paths, resolve_focus, resolve_paths
 from cleveragents_acms.strategies._evidence import Evidence, gather
+from cleveragents_acms.strategies._file_text import read_likeliest
 from cleveragents_acms.strategies._graph import DEPENDS_ON, GRAPH_EDGES, GraphView
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -148,12 +149,14 @@ def query_seeds(
 
     With a text backend: the best nodes of the likeliest files by the same
     text and graph evidence arce gathers (focused queries, the whole question,
-    mentions, definitions; see :mod:`._evidence`). Without one: the nodes the
-    question's names and words denote, and the files it mentions. Hits are
-    recorded in ``hits`` (to render them without a node source).
+    mentions, definitions, the likeliest files read whole; see :mod:`._evidence`).
+    Without one: the nodes the question's names and words denote, and the
+    files it mentions. Hits are recorded in ``hits`` (to render them without a
+    node source).
     """
     if backends.text is not None:
         evidence = gather(request, backends, view, Evidence(analysis), max_queries=4)
+        read_likeliest(backends, evidence)
         if hits is not None:
             hits.update(evidence.hits)
         return _best_of_best_files(evidence, limit)

@@ -87,6 +87,8 @@ _EXCEPTION_LINE = re.compile(
 _ERROR_NAME = re.compile(r"\b(\w*(?:Error|Exception|Warning))\b")
 _QUOTED = re.compile(r"(?<![\w\\])(?:\"([^\"\n]{6,160})\"|'([^'\n]{6,160})')")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.(?:py|pyx|pyi|js|ts|tsx|go|rs|java))\b")
+#: ``class Name(...):`` in the question's code: a class of the reporter's own.
+_CLASS_DEF = re.compile(r"^[ \t>.]*class[ \t]+([A-Za-z_]\w*)", re.M)
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w(])")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*\(")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -169,6 +171,8 @@ class QueryAnalysis:
     paths: list[str] = field(default_factory=list)
     #: dotted module names that may be files (``astropy.io.ascii.qdp``)
     modules: list[str] = field(default_factory=list)
+    #: classes the question's code defines (the reporter's, not the project's)
+    own_classes: set[str] = field(default_factory=set)
     #: function names of traceback frames, innermost last
     trace_functions: list[str] = field(default_factory=list)
     #: exception class names
@@ -289,6 +293,8 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
         if len(message.split()) >= 2 and message not in analysis.messages:
             analysis.messages.append(message[:200])
 
+    analysis.own_classes.update(_CLASS_DEF.findall(text))
+
     for path in _PATH.findall(text):
         relative = _strip_site(path)
         if ("/" in relative or relative.count(".") == 1) and relative not in analysis.paths:
@@ -338,6 +344,8 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
         if not is_code_like(word):
             keywords.add(word.lower(), 2.0)
 
+    for name in analysis.own_classes & set(identifiers):  # found in the project's tests at best
+        identifiers[name] *= 0.25
     for term in extra:
         for token in _tokens(term):
             if is_code_like(token) or len(token) > 2:
