@@ -114,11 +114,11 @@ def defers(cls: type[_S]) -> type[_S]:
     """Class decorator: a strategy defers to the strategies a request prefers.
 
     The allocator shares the budget by confidence x quality among every
-    strategy that can run. When a request names its preferred strategies, the
-    others still run (they may add what the preferred ones miss) but claim
-    :data:`DEFER_FACTOR` of their confidence, and their fragments rank below
-    the preferred strategies' (relevance x :data:`DEFER_FACTOR`), so
-    ``--strategy X`` gives X most of the budget and the first places.
+    strategy that can run. The context service runs exactly the strategies a
+    request names (``--strategy X``); a pipeline driven directly with preferred
+    strategies may still run others, and then they claim :data:`DEFER_FACTOR`
+    of their confidence and their fragments rank below the preferred ones'
+    (relevance x :data:`DEFER_FACTOR`).
     """
     can_handle = cls.can_handle  # type: ignore[attr-defined]
     assemble = cls.assemble  # type: ignore[attr-defined]
