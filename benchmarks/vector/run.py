@@ -60,6 +60,7 @@ DIM = 384
 TOP_K = 10
 LATENT = 48
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 96
+IVF_NPROBE = 16
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -165,6 +166,7 @@ def bench_index(count: int, n_queries: int, with_uniform: bool) -> dict[str, Any
     row["flat_recall"] = recall(flat_answers, truth)
 
     row.update(bench_hnsw(vectors, queries, truth, "hnsw"))
+    row.update(bench_ivf(vectors, queries, truth))
     if with_uniform:
         u_vectors, u_queries = uniform(count, n_queries)
         u_truth = [numpy_top_k(u_vectors, q) for q in u_queries]
@@ -184,6 +186,29 @@ def bench_hnsw(vectors: Any, queries: Any, truth: list[Any], prefix: str) -> dic
         f"{prefix}_build_s": build,
         f"{prefix}_query_ms": latency,
         f"{prefix}_recall": recall(answers, truth),
+    }
+
+
+def bench_ivf(vectors: Any, queries: Any, truth: list[Any]) -> dict[str, Any]:
+    """IVF-Flat (inner product): ~4 sqrt(n) lists trained on a sample, IVF_NPROBE probed."""
+    count = len(vectors)
+    nlist = max(16, int(4 * count**0.5))
+    quantizer = faiss.IndexFlatIP(DIM)
+    ivf = faiss.IndexIVFFlat(quantizer, DIM, nlist, faiss.METRIC_INNER_PRODUCT)
+    sample = vectors[np.random.default_rng(3).choice(count, min(count, 40 * nlist), replace=False)]
+
+    def build() -> None:
+        ivf.train(sample)
+        ivf.add(vectors)
+
+    seconds, _ = timed(build)
+    ivf.nprobe = IVF_NPROBE
+    latency, answers = faiss_latency(lambda q: ivf.search(q[None], TOP_K)[1][0], queries)
+    return {
+        "ivf_nlist": nlist,
+        "ivf_build_s": seconds,
+        "ivf_query_ms": latency,
+        "ivf_recall": recall(answers, truth),
     }
 
 
@@ -400,6 +425,11 @@ def report(results: dict[str, Any]) -> str:
                 f"{r['hnsw_query_ms']:.2f} ms ({base / r['hnsw_query_ms']:.1f}x)",
                 f"{r['hnsw_recall']:.3f}",
                 f"{r['uniform_hnsw_recall']:.3f}" if "uniform_hnsw_recall" in r else "-",
+                f"{r['ivf_build_s']:.1f} s" if "ivf_build_s" in r else "-",
+                f"{r['ivf_query_ms']:.2f} ms ({base / r['ivf_query_ms']:.1f}x)"
+                if "ivf_query_ms" in r
+                else "-",
+                f"{r['ivf_recall']:.3f}" if "ivf_recall" in r else "-",
             ]
         )
     if rows:
@@ -418,6 +448,9 @@ def report(results: dict[str, Any]) -> str:
                 "HNSW query",
                 "HNSW recall@10",
                 "recall@10 uniform",
+                "IVF build",
+                f"IVF query (nprobe {IVF_NPROBE})",
+                "IVF recall@10",
             ],
             rows,
         )
@@ -519,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument("--skip-backend", action="store_true")
     parser.add_argument("--skip-embedders", action="store_true")
+    parser.add_argument("--skip-real", action="store_true", help="skip the real-code vectors")
     parser.add_argument("--throughput-chunks", type=int, default=5000)
     parser.add_argument("--quality-units", type=int, default=1000)
     parser.add_argument("--json", type=Path, help="also write the results as JSON")
@@ -542,8 +576,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_backend:
             print(f"backend: {size:,} vectors ...", file=sys.stderr, flush=True)
             results["backend"].append(bench_backend(size, args.queries))
-    units = code_units() if not (args.skip_embedders and args.skip_index) else []
-    if not args.skip_index:
+    need_units = not args.skip_embedders or not (args.skip_index or args.skip_real)
+    units = code_units() if need_units else []
+    if not (args.skip_index or args.skip_real):
         print(f"index: real code vectors ({len(units):,} chunks) ...", file=sys.stderr, flush=True)
         results["real"] = bench_real(units, args.queries)
     if not args.skip_embedders:
