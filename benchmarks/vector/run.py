@@ -286,6 +286,55 @@ def bench_backend(count: int, n_queries: int) -> dict[str, Any]:
     return row
 
 
+def bench_refresh(count: int, rounds: int = 5, per_file: int = 20) -> dict[str, Any]:
+    """A one-file refresh: open, replace one file's vectors, commit, close.
+
+    Measured on the same committed HNSW index of ``count`` vectors (content of
+    ~600 characters each, like UKO renderings), once with the delta layout and once
+    with compaction forced on every commit, which is what every commit did before
+    the delta layout: read the whole index and entries, write them whole.
+    """
+    vectors, _ = clustered(count + 2 * rounds * per_file, 1, seed=4)
+    files = count // per_file
+    text = "x" * 560
+    row: dict[str, Any] = {"vectors": count, "per_file": per_file}
+    with tempfile.TemporaryDirectory() as tmp:
+        location = Path(tmp) / "index"
+        backend = FaissVectorBackend(location, embedder="synthetic", dimension=DIM)
+        for f in range(files):
+            rows = range(f * per_file, (f + 1) * per_file)
+            chunks = [EmbeddingChunk(f"uko://f{f}/{i}", f"{text} {i}") for i in rows]
+            backend.add(chunks, vectors[f * per_file : (f + 1) * per_file], resource_id="01HREPO")
+        row["build_s"], _ = timed(backend.commit)
+        row["index_type"] = backend.index_type
+        backend.close()
+        row["disk_mb"] = sum(p.stat().st_size for p in location.iterdir()) / 1e6
+
+        def refresh(round_: int, **options: Any) -> float:
+            start = time.perf_counter()
+            handle = FaissVectorBackend(location, embedder="synthetic", dimension=DIM, **options)
+            f = round_ % files
+            uris = [f"uko://f{f}/{i}" for i in range(f * per_file, (f + 1) * per_file)]
+            handle.delete_uris(uris)
+            fresh = vectors[count + round_ * per_file : count + (round_ + 1) * per_file]
+            handle.add([EmbeddingChunk(u, text) for u in uris], fresh, resource_id="01HREPO")
+            handle.commit()
+            handle.close()
+            return time.perf_counter() - start
+
+        whole = [refresh(r, delta_min=0, delta_ratio=0) for r in range(rounds)]
+        delta = [refresh(rounds + r) for r in range(rounds)]
+        row["refresh_whole_s"] = statistics.median(whole)
+        row["refresh_delta_s"] = statistics.median(delta)
+        row["reopen_s"], reopened = timed(lambda: FaissVectorBackend(location))
+        query = vectors[0]
+        row["first_search_s"], _ = timed(
+            lambda: reopened.similarity_search(query, scope=frozenset({"01HREPO"}), top_k=TOP_K)
+        )
+        reopened.close()
+    return row
+
+
 # -- 3. embedders ---------------------------------------------------------------------------------
 
 
@@ -476,6 +525,36 @@ def report(results: dict[str, Any]) -> str:
                 ],
             ),
         ]
+    if results["refresh"]:
+        out += [
+            "",
+            "One-file refresh (open, replace one file's vectors, commit, close; median of 5)",
+            table(
+                [
+                    "vectors",
+                    "index",
+                    "disk",
+                    "whole rewrite (before)",
+                    "delta",
+                    "speed-up",
+                    "reopen",
+                    "first search",
+                ],
+                [
+                    [
+                        f"{r['vectors']:,}",
+                        r["index_type"],
+                        f"{r['disk_mb']:.0f} MB",
+                        f"{r['refresh_whole_s']:.2f} s",
+                        f"{r['refresh_delta_s'] * 1000:.0f} ms",
+                        f"{r['refresh_whole_s'] / r['refresh_delta_s']:.0f}x",
+                        f"{r['reopen_s'] * 1000:.0f} ms",
+                        f"{r['first_search_s']:.2f} s",
+                    ]
+                    for r in results["refresh"]
+                ],
+            ),
+        ]
     if results["backend"]:
         out += ["", "FaissVectorBackend end to end (20 resources of 5% each)"]
         out.append(
@@ -552,6 +631,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument("--skip-backend", action="store_true")
     parser.add_argument("--skip-embedders", action="store_true")
+    parser.add_argument(
+        "--refresh-sizes", default="100000", help="vector counts for the one-file refresh"
+    )
+    parser.add_argument("--skip-refresh", action="store_true")
     parser.add_argument("--skip-real", action="store_true", help="skip the real-code vectors")
     parser.add_argument("--throughput-chunks", type=int, default=5000)
     parser.add_argument("--quality-units", type=int, default=1000)
@@ -566,6 +649,7 @@ def main(argv: list[str] | None = None) -> int:
         f"load average at start {os.getloadavg()[0]:.1f}",
         "index": [],
         "backend": [],
+        "refresh": [],
         "real": None,
         "embedders": [],
     }
@@ -577,6 +661,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"backend: {size:,} vectors ...", file=sys.stderr, flush=True)
             results["backend"].append(bench_backend(size, args.queries))
     need_units = not args.skip_embedders or not (args.skip_index or args.skip_real)
+    if not args.skip_refresh:
+        for size in [int(s) for s in args.refresh_sizes.split(",") if s]:
+            print(f"refresh: {size:,} vectors ...", file=sys.stderr, flush=True)
+            results["refresh"].append(bench_refresh(size))
     units = code_units() if need_units else []
     if not (args.skip_index or args.skip_real):
         print(f"index: real code vectors ({len(units):,} chunks) ...", file=sys.stderr, flush=True)

@@ -286,3 +286,15 @@ def test_rollback_discards_pending_delta_writes(tmp_path: Path) -> None:
     backend.delete_uris(["a#5"])
     backend.rollback()
     assert (backend.count(), backend.count(B)) == (202, 2)
+
+
+def test_keys_survive_uris_with_line_breaks(tmp_path: Path) -> None:
+    """The keys file stores URIs one per line, or as JSON when one holds a line break."""
+    backend = FaissVectorBackend(tmp_path / "v", **LAZY)
+    odd = [EmbeddingChunk("odd\nuri", "first"), EmbeddingChunk("plain", "second")]
+    backend.add(odd, random_vectors(2), resource_id=A)
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v", **LAZY)
+    hit = reopened.similarity_search(random_vectors(2)[0], scope=frozenset({A}), top_k=1)[0]
+    assert (hit.uko_uri, hit.content) == ("odd\nuri", "first")
+    assert reopened.delete_uris(["plain"]) == 1 and reopened.count() == 1

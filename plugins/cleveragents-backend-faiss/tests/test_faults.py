@@ -147,9 +147,10 @@ def test_keys_that_disagree_with_the_index_are_corrupt(tmp_path: Path) -> None:
     """A keys file naming ids the index lacks is caught by the consistency check."""
     build(tmp_path / "v")
     keys = data_file(tmp_path / "v", "keys")
-    data = json.loads(keys.read_text())
-    data["ids"][0] = 10_000
-    keys.write_text(json.dumps(data))
+    table = storage.read_keys(keys)
+    entries = {vector_id: table[vector_id] for vector_id in table}
+    entries[10_000] = entries.pop(0)
+    storage.write_keys(keys, entries, {i: e.offset for i, e in entries.items()})
     stored = manifest(tmp_path / "v")
     stored["files"]["keys"]["size"] = keys.stat().st_size
     (tmp_path / "v" / storage.MANIFEST_NAME).write_text(json.dumps(stored))

@@ -39,7 +39,7 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -110,7 +110,7 @@ class FaissVectorBackend:
         self._base_dead = 0
         self._checked: set[str] = set()
         #: Every live vector: base entries opened from the keys file carry no content yet.
-        self._entries: dict[int, storage.Entry] = {}
+        self._entries: MutableMapping[int, storage.Entry] = {}
         self._uri_ids: dict[str, int] = {}
         self._resource_ids: dict[str, set[int]] = {}
         #: Sorted id arrays per resource and the last scope's selector, rebuilt after writes.
@@ -179,6 +179,7 @@ class FaissVectorBackend:
         np = _numpy()
         self._verify(manifest.index_file)
         entries_path = self._verify(manifest.entries_file)
+        entries: MutableMapping[int, storage.Entry]
         if manifest.keys_file is not None:
             entries = storage.read_keys(self._verify(manifest.keys_file, eager=True))
         else:  # written before keys files: read the entries whole, record keys next commit
@@ -189,7 +190,7 @@ class FaissVectorBackend:
             raise storage.CorruptIndexError("the entries file does not match the manifest")
         deleted: set[int] = set()
         delta: dict[int, np.ndarray] = {}
-        delta_start = max(manifest.next_id, max(entries, default=-1) + 1)
+        delta_start = max(manifest.next_id, _max_id(entries) + 1)
         if manifest.has_delta:
             delta_start = int(manifest.delta_start)  # type: ignore[arg-type]
             vectors_path = self._verify(manifest.delta_vectors, eager=True)  # type: ignore[arg-type]
@@ -199,10 +200,10 @@ class FaissVectorBackend:
             shape = (len(delta_entries), manifest.dimension)
             if matrix.dtype != np.float32 or matrix.shape != shape:
                 raise storage.CorruptIndexError("the delta vectors do not match the delta entries")
-            if not deleted <= entries.keys():
+            if not all(vector_id in entries for vector_id in deleted):
                 raise storage.CorruptIndexError("the delta removes vectors the base does not hold")
             if (
-                max(entries, default=-1) >= delta_start
+                _max_id(entries) >= delta_start
                 or min(delta_entries, default=delta_start) < delta_start
             ):
                 raise storage.CorruptIndexError("the delta's ids overlap the base's")
@@ -217,10 +218,13 @@ class FaissVectorBackend:
         self._base_dead = max(0, manifest.tombstones - (len(deleted) if manifest.has_delta else 0))
         self._entries, self._deleted, self._delta = entries, deleted, delta
         self._delta_start = delta_start
-        for vector_id, entry in entries.items():
-            self._uri_ids[entry.uri] = vector_id
-            self._resource_ids.setdefault(entry.resource_id, set()).add(vector_id)
-        self._next_id = max(manifest.next_id, max(entries, default=-1) + 1, delta_start)
+        if isinstance(entries, storage.EntryTable):
+            self._uri_ids, self._resource_ids = entries.index_maps()
+        else:
+            for vector_id, entry in entries.items():
+                self._uri_ids[entry.uri] = vector_id
+                self._resource_ids.setdefault(entry.resource_id, set()).add(vector_id)
+        self._next_id = max(manifest.next_id, _max_id(entries) + 1, delta_start)
         self._generation = manifest.generation
         self._structure = "hnsw" if manifest.index_type == "hnsw" else "flat"
         self.needs_rebuild = self.needs_rebuild or manifest.needs_rebuild
@@ -386,7 +390,7 @@ class FaissVectorBackend:
         else:
             names = sorted(
                 p.name
-                for pattern in ("index-*.faiss", "entries-*.jsonl", "keys-*.json", "delta-*")
+                for pattern in ("index-*.faiss", "entries-*.jsonl", "keys-*.bin", "delta-*")
                 for p in self.location.glob(pattern)
                 if not p.name.endswith((".corrupt", ".tmp"))
             )
@@ -460,6 +464,41 @@ class FaissVectorBackend:
         except storage.CorruptIndexError as exc:
             return {"location": str(location), "corrupt": str(exc)}
         return None if manifest is None else manifest.to_dict()
+
+    @staticmethod
+    def check(location: Path | str) -> str | None:
+        """Why the index at ``location`` needs a rebuild, from cheap checks (None: no reason).
+
+        Reads the manifest and compares file sizes; checksums and FAISS's own
+        checks happen when the index is opened and read.
+        """
+        location = Path(location)
+        try:
+            manifest = storage.read_manifest(location)
+        except storage.CorruptIndexError as exc:
+            return str(exc)
+        except ValueError:
+            return None  # a newer format: not for this version to judge
+        if manifest is None:
+            if (location / f"{storage.MANIFEST_NAME}.corrupt").exists():
+                return "a corrupt index was set aside and not rebuilt yet"
+            return None
+        if manifest.needs_rebuild:
+            return "the index was committed while incomplete"
+        records = [
+            manifest.index_file,
+            manifest.entries_file,
+            manifest.keys_file,
+            manifest.delta_vectors,
+            manifest.delta_entries,
+        ]
+        for record in records:
+            if record is not None:
+                try:
+                    storage.verify_file(location, record, checksum=False)
+                except storage.CorruptIndexError as exc:
+                    return str(exc)
+        return None
 
     # -- validation ------------------------------------------------------------------
 
@@ -1100,3 +1139,9 @@ def _numpy() -> Any:
     import numpy
 
     return numpy
+
+
+def _max_id(entries: Any) -> int:
+    if isinstance(entries, storage.EntryTable):
+        return entries.max_id()
+    return max(entries, default=-1)

@@ -8,7 +8,7 @@ other commit::
     manifest.json              format, embedder, dimension, count, the files below
     index-<gen>-<tag>.faiss    base: the FAISS index (vectors and, for HNSW, the graph)
     entries-<gen>-<tag>.jsonl  base: one line per vector: id, UKO URI, resource, content, metadata
-    keys-<gen>-<tag>.json      base: ids, URIs, resources and line offsets of the entries file
+    keys-<gen>-<tag>.bin       base: ids, URIs, resources and line offsets of the entries file
     delta-<gen>-<tag>.npy      delta: the vectors added since the base (float32 rows)
     delta-<gen>-<tag>.jsonl    delta: ids of base vectors removed since, then one line per row
 
@@ -36,7 +36,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ __all__ = [
     "MANIFEST_NAME",
     "CorruptIndexError",
     "Entry",
+    "EntryTable",
     "FileRecord",
     "Manifest",
     "atomic_write_text",
@@ -77,7 +78,7 @@ MANIFEST_NAME = "manifest.json"
 _DATA_PATTERNS = (
     "index-*.faiss",
     "entries-*.jsonl",
-    "keys-*.json",
+    "keys-*.bin",
     "delta-*.npy",
     "delta-*.jsonl",
     "*.tmp",
@@ -285,7 +286,7 @@ def generation_names(generation: int) -> tuple[str, str, str]:
     return (
         f"index-{generation}-{tag}.faiss",
         f"entries-{generation}-{tag}.jsonl",
-        f"keys-{generation}-{tag}.json",
+        f"keys-{generation}-{tag}.bin",
     )
 
 
@@ -410,7 +411,7 @@ def _entry_line(vector_id: int, entry: Entry) -> bytes:
     return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_entries(path: Path, entries: dict[int, Entry]) -> dict[int, int]:
+def write_entries(path: Path, entries: Mapping[int, Entry]) -> dict[int, int]:
     """Write the entries file, one JSON object per line by ascending id; returns id -> offset."""
     offsets: dict[int, int] = {}
     position = 0
@@ -423,37 +424,159 @@ def write_entries(path: Path, entries: dict[int, Entry]) -> dict[int, int]:
     return offsets
 
 
-def write_keys(path: Path, entries: dict[int, Entry], offsets: dict[int, int]) -> None:
-    """Write the keys file: what opening needs of the entries file, without the content."""
+def write_keys(path: Path, entries: Mapping[int, Entry], offsets: Mapping[int, int]) -> None:
+    """Write the keys file: what opening needs of the entries file, without the content.
+
+    A JSON header line (count, resources), then the ids, owners (index into the
+    resources) and line offsets as little-endian int64 columns, then the URIs one
+    per line (as a JSON array instead if one of them holds a line break).
+    """
+    import numpy as np
+
     ids = sorted(offsets)
     resources: dict[str, int] = {}
     owners = [resources.setdefault(entries[i].resource_id, len(resources)) for i in ids]
-    data = {
-        "ids": ids,
-        "uris": [entries[i].uri for i in ids],
+    uris = [entries[i].uri for i in ids]
+    as_lines = not any("\n" in u or "\r" in u for u in uris)
+    header = {
+        "count": len(ids),
         "resources": list(resources),
-        "owners": owners,
-        "offsets": [offsets[i] for i in ids],
+        "uris": "lines" if as_lines else "json",
     }
-    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    with path.open("wb") as handle:
+        handle.write((json.dumps(header, ensure_ascii=False) + "\n").encode("utf-8"))
+        for column in (ids, owners, [offsets[i] for i in ids]):
+            handle.write(np.asarray(column, dtype="<i8").tobytes())
+        text = "\n".join(uris) if as_lines else json.dumps(uris, ensure_ascii=False)
+        handle.write(text.encode("utf-8"))
 
 
-def read_keys(path: Path) -> dict[int, Entry]:
+class EntryTable(MutableMapping[int, Entry]):
+    """id -> Entry over a keys file: base entries stay in columns until one is asked for.
+
+    Opening a large index must not create an object per vector; lookups find a
+    base row by binary search over the ascending ids, and entries added later
+    (the delta's) live in an ordinary dict.
+    """
+
+    def __init__(
+        self, ids: Any, uris: list[str], resources: list[str], owners: Any, offsets: Any
+    ) -> None:
+        import numpy as np
+
+        self._ids = np.asarray(ids, dtype=np.int64)
+        self._uris = uris
+        self._resources = resources
+        self._owners = np.asarray(owners, dtype=np.int64)
+        self._offsets = np.asarray(offsets, dtype=np.int64)
+        self._alive = np.ones(len(self._ids), dtype=bool)
+        self._live_rows = len(self._ids)
+        self._made: dict[int, Entry] = {}
+        self._extra: dict[int, Entry] = {}
+
+    def _row(self, key: object) -> int:
+        if not isinstance(key, int) or not self._live_rows:
+            return -1
+        ids = self._ids
+        row = int(ids.searchsorted(key))
+        if row < len(ids) and ids[row] == key and self._alive[row]:
+            return row
+        return -1
+
+    def __getitem__(self, key: int) -> Entry:
+        entry = self._extra.get(key)
+        if entry is not None:
+            return entry
+        row = self._row(key)
+        if row < 0:
+            raise KeyError(key)
+        entry = self._made.get(key)
+        if entry is None:
+            resource = self._resources[int(self._owners[row])]
+            entry = Entry(self._uris[row], resource, None, None, int(self._offsets[row]))
+            self._made[key] = entry
+        return entry
+
+    def __setitem__(self, key: int, value: Entry) -> None:
+        if self._row(key) >= 0:
+            self.__delitem__(key)
+        self._extra[key] = value
+
+    def __delitem__(self, key: int) -> None:
+        if key in self._extra:
+            del self._extra[key]
+            return
+        row = self._row(key)
+        if row < 0:
+            raise KeyError(key)
+        self._alive[row] = False
+        self._live_rows -= 1
+        self._made.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._extra or self._row(key) >= 0
+
+    def __len__(self) -> int:
+        return self._live_rows + len(self._extra)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._ids[self._alive].tolist()
+        yield from list(self._extra)
+
+    def max_id(self) -> int:
+        base = int(self._ids[-1]) if len(self._ids) else -1
+        return max(base, max(self._extra, default=-1))
+
+    def index_maps(self) -> tuple[dict[str, int], dict[str, set[int]]]:
+        """(URI -> id, resource -> ids) of the live entries, built column-wise."""
+        alive = self._alive
+        uri_ids = dict(zip(self._uris, self._ids.tolist(), strict=True))
+        for row in (~alive).nonzero()[0].tolist():  # few: removed since the base was written
+            del uri_ids[self._uris[row]]
+        by_resource: dict[str, set[int]] = {}
+        for number, resource in enumerate(self._resources):
+            mask = (self._owners == number) & alive
+            if mask.any():
+                by_resource[resource] = set(self._ids[mask].tolist())
+        for vector_id, entry in self._extra.items():
+            uri_ids[entry.uri] = vector_id
+            by_resource.setdefault(entry.resource_id, set()).add(vector_id)
+        return uri_ids, by_resource
+
+
+def read_keys(path: Path) -> EntryTable:
     """The keys file as id -> Entry without content (read lazily at ``offset``)."""
+    import numpy as np
+
+    raw = path.read_bytes()
     try:
-        data = json.loads(path.read_bytes())
-        ids, uris, owners, offsets = data["ids"], data["uris"], data["owners"], data["offsets"]
-        resources = [str(r) for r in data["resources"]]
-        if not len(ids) == len(uris) == len(owners) == len(offsets):
-            raise ValueError("columns of different lengths")
-        return {
-            int(i): Entry(str(u), resources[o], None, None, int(off))
-            for i, u, o, off in zip(ids, uris, owners, offsets, strict=True)
-        }
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, IndexError) as exc:
+        end = raw.index(b"\n")
+        header = json.loads(raw[:end])
+        count = int(header["count"])
+        resources = [str(r) for r in header["resources"]]
+        start = end + 1
+        width = 8 * count
+        if count < 0 or len(raw) < start + 3 * width:
+            raise ValueError("shorter than its columns")
+        ids, owners, offsets = (
+            np.frombuffer(raw, dtype="<i8", count=count, offset=start + n * width).astype(np.int64)
+            for n in range(3)
+        )
+        text = raw[start + 3 * width :].decode("utf-8")
+        if header["uris"] == "lines":
+            uris = text.split("\n") if count else []
+        else:
+            uris = [str(u) for u in json.loads(text)]
+        if len(uris) != count:
+            raise ValueError(f"{len(uris)} URIs for {count} ids")
+        table = EntryTable(ids, uris, resources, owners, offsets)
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptIndexError(f"{path.name} is malformed: {exc}") from exc
-    except ValueError as exc:
-        raise CorruptIndexError(f"{path.name} is malformed: {exc}") from exc
+    if count and (
+        (ids[1:] <= ids[:-1]).any() or owners.min() < 0 or owners.max() >= len(resources)
+    ):
+        raise CorruptIndexError(f"{path.name} is malformed: ids out of order or bad owners")
+    return table
 
 
 def write_delta_entries(path: Path, deleted: Iterable[int], entries: dict[int, Entry]) -> None:
