@@ -136,6 +136,9 @@ class HashingNgramEmbedder:
     name = "hashing-ngram"
     #: Rank for ``index.embedding.provider = "auto"``: lexical, so below any real model.
     preference = 10
+    #: It captures surface word and character n-grams, not meaning: strategies weigh its
+    #: similarity as a second text channel rather than as semantic evidence.
+    lexical = True
 
     def __init__(
         self,
@@ -299,6 +302,8 @@ class MiniLMEmbedder:
 
     name = "minilm"
     dimension = 384
+    #: A sentence-embedding model: its similarity is semantic evidence.
+    lexical = False
     #: Rank for ``index.embedding.provider = "auto"``: a real semantic model.
     preference = 100
     model_name = "sentence-transformers/all-MiniLM-L6-v2"
