@@ -70,6 +70,7 @@ def committed_base(path: Path, count: int = 200, **options: Any) -> tuple[FaissV
 def test_a_small_change_commits_a_delta_and_leaves_the_base_alone(tmp_path: Path) -> None:
     """Replacing one file's vectors writes only the delta; base files stay byte for byte."""
     backend, _ = committed_base(tmp_path / "v")
+    assert FaissVectorBackend.check(tmp_path / "v") is None
     before = base_files(tmp_path / "v")
     backend.delete_uris([f"a#{i}" for i in range(5)])
     backend.add(chunks("a", 5), random_vectors(5, seed=7), resource_id=A)  # new vectors
@@ -240,6 +241,7 @@ def test_a_corrupt_delta_is_set_aside(tmp_path: Path) -> None:
     reopened = FaissVectorBackend(tmp_path / "v")
     assert reopened.needs_rebuild and reopened.count() == 0
     assert FaissVectorBackend(tmp_path / "v").needs_rebuild, "the flag survives reopening"
+    assert "corrupt" in (FaissVectorBackend.describe(tmp_path / "v") or {})
 
 
 def test_a_corrupt_lazy_base_is_found_when_first_read(tmp_path: Path) -> None:
@@ -298,3 +300,22 @@ def test_keys_survive_uris_with_line_breaks(tmp_path: Path) -> None:
     hit = reopened.similarity_search(random_vectors(2)[0], scope=frozenset({A}), top_k=1)[0]
     assert (hit.uko_uri, hit.content) == ("odd\nuri", "first")
     assert reopened.delete_uris(["plain"]) == 1 and reopened.count() == 1
+
+
+def test_a_bulk_build_goes_straight_into_the_index(tmp_path: Path) -> None:
+    """Before the first commit (or after reset()) a big delta joins the in-memory index."""
+    backend = FaissVectorBackend(tmp_path / "v", delta_min=50)
+    vectors = random_vectors(120)
+    backend.add(chunks("a", 120), vectors, resource_id=A)
+    assert backend.stats()["delta"] == 0
+    backend.delete_uris(["a#3"])
+    found = backend.similarity_search(vectors[3], scope=frozenset({A}), top_k=119)
+    assert len(found) == 119 and "a#3" not in {r.uko_uri for r in found}
+    backend.commit()
+    backend.reset(embedder="other", dimension=DIM)
+    backend.add(chunks("b", 60), vectors[:60], resource_id=B)
+    assert backend.stats()["delta"] == 0 and backend.count() == 60
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v")
+    assert (reopened.count(), reopened.embedder_name) == (60, "other")
+    assert reopened.similarity_search(vectors[7], scope=frozenset({B}), top_k=1)[0].uko_uri == "b#7"

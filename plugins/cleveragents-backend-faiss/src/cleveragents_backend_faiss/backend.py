@@ -463,7 +463,13 @@ class FaissVectorBackend:
             manifest = storage.read_manifest(Path(location))
         except storage.CorruptIndexError as exc:
             return {"location": str(location), "corrupt": str(exc)}
-        return None if manifest is None else manifest.to_dict()
+        reason = FaissVectorBackend.check(location)
+        if manifest is None:
+            return None if reason is None else {"location": str(location), "corrupt": reason}
+        data = manifest.to_dict()
+        if reason is not None:
+            data["corrupt"] = reason
+        return data
 
     @staticmethod
     def check(location: Path | str) -> str | None:
@@ -632,6 +638,27 @@ class FaissVectorBackend:
                 self._rebuild("hnsw")
             elif self._structure == "hnsw" and live < threshold // 2:
                 self._rebuild("flat")
+        if len(self._delta) >= max(1, self.options.delta_min) and (
+            self._full_write or self._base is None
+        ):
+            self._absorb_delta()
+
+    def _absorb_delta(self) -> None:
+        """Add the delta to the in-memory base now, as the next commit writes the base anyway.
+
+        Keeps searches of a big build (or rebuild) on the index instead of scanning
+        a delta that never gets written.
+        """
+        if self._index is None:
+            self._index = self._new_index(self._structure, int(self._dimension))  # type: ignore[arg-type]
+        ids, matrix = self._delta_arrays()
+        self._index.add_with_ids(matrix, ids)
+        self._base_loaded = True
+        self._delta.clear()
+        self._delta_start = self._next_id
+        self._rows = None
+        self._version += 1
+        self._full_write = True
 
     def _compaction_due(self) -> bool:
         """Whether the next commit writes the base whole rather than a delta."""
@@ -842,7 +869,7 @@ class FaissVectorBackend:
                 return None
             parts.append(self._search(query, base_ids, resources, min(k, base_count)))
         if len(delta_ids):
-            parts.append(self._exact(query, delta_ids, min(k, len(delta_ids))))
+            parts.append(self._exact_delta(query, delta_ids, min(k, len(delta_ids))))
         if len(parts) == 1:
             scores, found = parts[0]
         else:
@@ -935,9 +962,21 @@ class FaissVectorBackend:
         valid = found[0] >= 0
         return scores[0][valid], found[0][valid]
 
+    def _exact_delta(
+        self, query: np.ndarray, ids: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Exact search of the delta; the whole delta is scored without copying it."""
+        all_ids, matrix = self._delta_arrays()
+        if len(ids) != len(all_ids):
+            return self._exact(query, ids, k)
+        return self._top(matrix @ query[0], all_ids, k)
+
     def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._top(self._vectors_of(ids) @ query[0], ids, k)
+
+    @staticmethod
+    def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         np = _numpy()
-        scores = self._vectors_of(ids) @ query[0]
         best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         order = best[np.argsort(-scores[best], kind="stable")]
         return scores[order], ids[order]
