@@ -8,12 +8,18 @@ below half the threshold. ``index_type="flat"`` or ``"hnsw"`` pins the choice.
 Both sit in an ``IndexIDMap2``: every vector has an int64 id that this class
 maps to its UKO URI, resource ULID, content and metadata.
 
-**Updates without rebuilds.** Re-indexing a URI replaces its vector; removing
-a URI or a whole resource removes its vectors. A flat index removes them in
-place. HNSW cannot remove, so removed ids become *tombstones* that every search
-filters out; when tombstones exceed ``tombstone_ratio`` (25%) of the stored
-vectors, the next ``commit()`` (or ``compact()``) rebuilds the graph from the
-live vectors.
+**Updates without rebuilds: base and delta.** Re-indexing a URI replaces its
+vector; removing a URI or a whole resource removes its vectors. The index is
+log-structured: the *base* is the FAISS index last written whole; vectors
+added since form the *delta* (searched exactly with numpy), and base vectors
+removed since are *tombstones* that every search filters out. A commit writes
+only the delta until it exceeds ``delta_ratio`` of the base (and
+``delta_min``); then, or on ``compact()``, the delta is folded into the base
+and the base written whole. Flat bases drop their tombstones then; HNSW keeps
+them until they exceed ``tombstone_ratio`` (25%) of the stored vectors, when
+the graph is rebuilt from the live vectors. Opening reads the manifest, the
+keys and the delta only; the base index and the entries' content are read
+when a search or a compaction first needs them (small bases on opening).
 
 **Scope.** A search only ever sees vectors of the resources in ``scope``, and
 still returns ``top_k`` of them when that many exist: small scopes (up to
@@ -23,14 +29,17 @@ that comes back short is retried with a wider beam, then exactly. Nothing is
 filtered after the fact.
 
 **Durability.** Writes stay in memory until ``commit()``, which writes a new
-generation of files atomically (:mod:`cleveragents_backend_faiss.storage`);
+generation (a delta, or a whole base) atomically
+(:mod:`cleveragents_backend_faiss.storage`);
 ``close()`` commits pending writes unless ``commit_on_close=False``, and
 ``rollback()`` discards them. One process writes a project's index at a time.
 
 **Faults.** An index built with another embedder or dimension raises
 :class:`~cleveragents.errors.ConfigurationError` naming both and the fix. A
-corrupt or truncated index is moved aside as ``*.corrupt``; the backend opens
-empty with ``needs_rebuild = True`` for the caller to re-embed from its sources.
+corrupt or truncated index is moved aside as ``*.corrupt`` (when opened, or
+when a lazily read base turns out damaged); the backend goes on empty with
+``needs_rebuild = True`` for the caller to re-embed from its sources. The flag
+survives reopening and commits until ``reset()``.
 """
 
 from __future__ import annotations
@@ -74,8 +83,8 @@ class FaissVectorBackend:
     ``dimension`` (what the vectors come from; checked against the index on
     open), ``index_type`` (``auto`` | ``flat`` | ``hnsw``), ``hnsw_threshold``,
     ``hnsw_m``, ``hnsw_ef_construction``, ``hnsw_ef_search``,
-    ``tombstone_ratio``, ``exact_scope_limit``, ``verify_checksums``,
-    ``commit_on_close``.
+    ``tombstone_ratio``, ``delta_ratio``, ``delta_min``, ``full_checksum_bytes``,
+    ``exact_scope_limit``, ``verify_checksums``, ``commit_on_close``.
     """
 
     def __init__(self, location: Path | str, **options: Any) -> None:
