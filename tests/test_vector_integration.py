@@ -159,3 +159,50 @@ def test_vectors_embedded_in_the_analysis_workers_match_the_embedder(
         assert any(h.uko_uri == node.uri and h.score > 0.999 for h in hits), node.uri
     vectors.close()
     database.dispose()
+
+
+def _faiss_file(home: Path) -> Path:
+    location = home / "index" / "vector" / "demo"
+    manifest = json.loads((location / "manifest.json").read_text())
+    return location / manifest["files"]["index"]["name"]
+
+
+def test_a_truncated_vector_index_is_rebuilt_when_indexing(indexed: tuple[Path, Path]) -> None:
+    """A truncated FAISS file is found on the next `index` run and rebuilt from the node store;
+    the text and graph indexes are left as they were."""
+    home, repo = indexed
+    before = _status(home)
+    target = _faiss_file(home)
+    target.write_bytes(target.read_bytes()[: target.stat().st_size // 3])
+    done = _run(home, "index", str(repo), "--project", "demo")
+    assert "rebuilding it from the node store" in done.stderr
+    after = _status(home)
+    assert after["vectors"]["count"] == before["vectors"]["count"]
+    assert after["node_count"] == before["node_count"]
+    assert list(target.parent.glob("*.corrupt")), "the damaged files are kept aside"
+
+
+def test_a_corrupt_vector_index_is_rebuilt_when_searching(indexed: tuple[Path, Path]) -> None:
+    """A damaged FAISS file is found when a search opens it, rebuilt, and the search uses it."""
+    home, _ = indexed
+    before = _status(home)
+    target = _faiss_file(home)
+    raw = bytearray(target.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    target.write_bytes(bytes(raw))
+    out = _run(
+        home,
+        "context",
+        "assemble",
+        "where are plugin entry points loaded",
+        "--project",
+        "demo",
+        "--budget",
+        "3000",
+        "--strategy",
+        "semantic-embedding",
+        "--json",
+    )
+    assert "rebuilding it from the node store" in out.stderr
+    assert "semantic-embedding" in json.loads(out.stdout)["strategies_used"]
+    assert _status(home)["vectors"]["count"] == before["vectors"]["count"]

@@ -60,6 +60,7 @@ DIM = 384
 TOP_K = 10
 LATENT = 48
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 32, 80, 96
+IVF_NPROBE = 16
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -165,6 +166,7 @@ def bench_index(count: int, n_queries: int, with_uniform: bool) -> dict[str, Any
     row["flat_recall"] = recall(flat_answers, truth)
 
     row.update(bench_hnsw(vectors, queries, truth, "hnsw"))
+    row.update(bench_ivf(vectors, queries, truth))
     if with_uniform:
         u_vectors, u_queries = uniform(count, n_queries)
         u_truth = [numpy_top_k(u_vectors, q) for q in u_queries]
@@ -184,6 +186,29 @@ def bench_hnsw(vectors: Any, queries: Any, truth: list[Any], prefix: str) -> dic
         f"{prefix}_build_s": build,
         f"{prefix}_query_ms": latency,
         f"{prefix}_recall": recall(answers, truth),
+    }
+
+
+def bench_ivf(vectors: Any, queries: Any, truth: list[Any]) -> dict[str, Any]:
+    """IVF-Flat (inner product): ~4 sqrt(n) lists trained on a sample, IVF_NPROBE probed."""
+    count = len(vectors)
+    nlist = max(16, int(4 * count**0.5))
+    quantizer = faiss.IndexFlatIP(DIM)
+    ivf = faiss.IndexIVFFlat(quantizer, DIM, nlist, faiss.METRIC_INNER_PRODUCT)
+    sample = vectors[np.random.default_rng(3).choice(count, min(count, 40 * nlist), replace=False)]
+
+    def build() -> None:
+        ivf.train(sample)
+        ivf.add(vectors)
+
+    seconds, _ = timed(build)
+    ivf.nprobe = IVF_NPROBE
+    latency, answers = faiss_latency(lambda q: ivf.search(q[None], TOP_K)[1][0], queries)
+    return {
+        "ivf_nlist": nlist,
+        "ivf_build_s": seconds,
+        "ivf_query_ms": latency,
+        "ivf_recall": recall(answers, truth),
     }
 
 
@@ -224,7 +249,9 @@ def bench_backend(count: int, n_queries: int) -> dict[str, Any]:
     row: dict[str, Any] = {"vectors": count}
     with tempfile.TemporaryDirectory() as tmp:
         location = Path(tmp) / "index"
-        backend = FaissVectorBackend(location, embedder="synthetic", dimension=DIM)
+        backend = FaissVectorBackend(
+            location, embedder="synthetic", dimension=DIM, hnsw_threshold=50_000
+        )
 
         def add_all() -> None:
             for r, resource in enumerate(resources):
@@ -257,6 +284,56 @@ def bench_backend(count: int, n_queries: int) -> dict[str, Any]:
         backend.close()
         row["disk_mb"] = sum(p.stat().st_size for p in location.iterdir()) / 1e6
         row["reopen_s"], reopened = timed(lambda: FaissVectorBackend(location))
+        reopened.close()
+    return row
+
+
+def bench_refresh(count: int, rounds: int = 7, per_file: int = 20) -> dict[str, Any]:
+    """A one-file refresh: open, replace one file's vectors, commit, close.
+
+    Measured on the same committed HNSW index of ``count`` vectors (content of
+    ~600 characters each, like UKO renderings), once with the delta layout and once
+    with compaction forced on every commit, which is what every commit did before
+    the delta layout: read the whole index and entries, write them whole.
+    """
+    vectors, _ = clustered(count + 2 * rounds * per_file, 1, seed=4)
+    files = count // per_file
+    text = "x" * 560
+    row: dict[str, Any] = {"vectors": count, "per_file": per_file}
+    with tempfile.TemporaryDirectory() as tmp:
+        location = Path(tmp) / "index"
+        backend = FaissVectorBackend(location, embedder="synthetic", dimension=DIM)
+        for f in range(files):
+            rows = range(f * per_file, (f + 1) * per_file)
+            chunks = [EmbeddingChunk(f"uko://f{f}/{i}", f"{text} {i}") for i in rows]
+            backend.add(chunks, vectors[f * per_file : (f + 1) * per_file], resource_id="01HREPO")
+        row["build_s"], _ = timed(backend.commit)
+        row["index_type"] = backend.index_type
+        backend.close()
+        row["disk_mb"] = sum(p.stat().st_size for p in location.iterdir()) / 1e6
+
+        def refresh(round_: int, **options: Any) -> float:
+            start = time.perf_counter()
+            handle = FaissVectorBackend(location, embedder="synthetic", dimension=DIM, **options)
+            f = round_ % files
+            uris = [f"uko://f{f}/{i}" for i in range(f * per_file, (f + 1) * per_file)]
+            handle.delete_uris(uris)
+            fresh = vectors[count + round_ * per_file : count + (round_ + 1) * per_file]
+            handle.add([EmbeddingChunk(u, text) for u in uris], fresh, resource_id="01HREPO")
+            handle.commit()
+            handle.close()
+            return time.perf_counter() - start
+
+        whole = [refresh(r, delta_min=0, delta_ratio=0) for r in range(rounds)]
+        delta = [refresh(rounds + r) for r in range(rounds)]
+        row["refresh_whole_s"] = statistics.median(whole)
+        row["refresh_delta_s"] = statistics.median(delta)
+        row["refresh_whole_all_s"], row["refresh_delta_all_s"] = whole, delta
+        row["reopen_s"], reopened = timed(lambda: FaissVectorBackend(location))
+        query = vectors[0]
+        row["first_search_s"], _ = timed(
+            lambda: reopened.similarity_search(query, scope=frozenset({"01HREPO"}), top_k=TOP_K)
+        )
         reopened.close()
     return row
 
@@ -400,6 +477,11 @@ def report(results: dict[str, Any]) -> str:
                 f"{r['hnsw_query_ms']:.2f} ms ({base / r['hnsw_query_ms']:.1f}x)",
                 f"{r['hnsw_recall']:.3f}",
                 f"{r['uniform_hnsw_recall']:.3f}" if "uniform_hnsw_recall" in r else "-",
+                f"{r['ivf_build_s']:.1f} s" if "ivf_build_s" in r else "-",
+                f"{r['ivf_query_ms']:.2f} ms ({base / r['ivf_query_ms']:.1f}x)"
+                if "ivf_query_ms" in r
+                else "-",
+                f"{r['ivf_recall']:.3f}" if "ivf_recall" in r else "-",
             ]
         )
     if rows:
@@ -418,6 +500,9 @@ def report(results: dict[str, Any]) -> str:
                 "HNSW query",
                 "HNSW recall@10",
                 "recall@10 uniform",
+                "IVF build",
+                f"IVF query (nprobe {IVF_NPROBE})",
+                "IVF recall@10",
             ],
             rows,
         )
@@ -440,6 +525,36 @@ def report(results: dict[str, Any]) -> str:
                         f"({real['numpy_query_ms'] / real['hnsw_query_ms']:.1f}x)",
                         f"{real['hnsw_recall']:.3f}",
                     ]
+                ],
+            ),
+        ]
+    if results["refresh"]:
+        out += [
+            "",
+            "One-file refresh (open, replace one file's 20 vectors, commit, close; median of 7)",
+            table(
+                [
+                    "vectors",
+                    "index",
+                    "disk",
+                    "whole rewrite (before)",
+                    "delta",
+                    "speed-up",
+                    "reopen",
+                    "first search",
+                ],
+                [
+                    [
+                        f"{r['vectors']:,}",
+                        r["index_type"],
+                        f"{r['disk_mb']:.0f} MB",
+                        f"{r['refresh_whole_s']:.2f} s",
+                        f"{r['refresh_delta_s'] * 1000:.0f} ms",
+                        f"{r['refresh_whole_s'] / r['refresh_delta_s']:.0f}x",
+                        f"{r['reopen_s'] * 1000:.0f} ms",
+                        f"{r['first_search_s']:.2f} s",
+                    ]
+                    for r in results["refresh"]
                 ],
             ),
         ]
@@ -519,6 +634,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-index", action="store_true")
     parser.add_argument("--skip-backend", action="store_true")
     parser.add_argument("--skip-embedders", action="store_true")
+    parser.add_argument(
+        "--refresh-sizes", default="100000", help="vector counts for the one-file refresh"
+    )
+    parser.add_argument("--skip-refresh", action="store_true")
+    parser.add_argument("--skip-real", action="store_true", help="skip the real-code vectors")
     parser.add_argument("--throughput-chunks", type=int, default=5000)
     parser.add_argument("--quality-units", type=int, default=1000)
     parser.add_argument("--json", type=Path, help="also write the results as JSON")
@@ -532,6 +652,7 @@ def main(argv: list[str] | None = None) -> int:
         f"load average at start {os.getloadavg()[0]:.1f}",
         "index": [],
         "backend": [],
+        "refresh": [],
         "real": None,
         "embedders": [],
     }
@@ -542,8 +663,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_backend:
             print(f"backend: {size:,} vectors ...", file=sys.stderr, flush=True)
             results["backend"].append(bench_backend(size, args.queries))
-    units = code_units() if not (args.skip_embedders and args.skip_index) else []
-    if not args.skip_index:
+    need_units = not args.skip_embedders or not (args.skip_index or args.skip_real)
+    if not args.skip_refresh:
+        for size in [int(s) for s in args.refresh_sizes.split(",") if s]:
+            print(f"refresh: {size:,} vectors ...", file=sys.stderr, flush=True)
+            results["refresh"].append(bench_refresh(size))
+    units = code_units() if need_units else []
+    if not (args.skip_index or args.skip_real):
         print(f"index: real code vectors ({len(units):,} chunks) ...", file=sys.stderr, flush=True)
         results["real"] = bench_real(units, args.queries)
     if not args.skip_embedders:

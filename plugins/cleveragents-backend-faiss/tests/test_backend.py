@@ -141,10 +141,16 @@ def test_removing_a_resource_on_flat_does_not_rebuild(
 def test_removing_on_hnsw_leaves_tombstones_until_compaction(tmp_path: Path) -> None:
     """HNSW removals are tombstones (searches skip them); commit compacts past the ratio."""
     backend = open_backend(
-        tmp_path / "v", index_type="hnsw", tombstone_ratio=0.3, exact_scope_limit=0
+        tmp_path / "v",
+        index_type="hnsw",
+        tombstone_ratio=0.3,
+        exact_scope_limit=0,
+        delta_min=0,
+        delta_ratio=0,  # every commit folds its changes into the base
     )
     vectors = random_vectors(100)
     backend.add(chunks("a", 100), vectors, resource_id=A)
+    backend.commit()
     backend.delete_uris([f"a#{i}" for i in range(20)])
     assert backend.stats()["tombstones"] == 20
     found = uris(backend.similarity_search(vectors[0], scope=frozenset({A}), top_k=100))
@@ -345,7 +351,10 @@ def test_a_committed_index_survives_reopening(tmp_path: Path, index_type: str) -
     assert (reopened.count(), reopened.count(A), reopened.count(B)) == (59, 39, 20)
     assert reopened.embedder_name == "hashing-ngram"
     assert reopened.dimension == DIM
-    assert reopened.similarity_search(vectors[5], scope=frozenset({A, B}), top_k=10) == before
+    after = reopened.similarity_search(vectors[5], scope=frozenset({A, B}), top_k=10)
+    assert [r.uko_uri for r in after] == [r.uko_uri for r in before]
+    assert [r.score for r in after] == pytest.approx([r.score for r in before], abs=1e-6)
+    assert [(r.content, r.metadata) for r in after] == [(r.content, r.metadata) for r in before]
     assert reopened.similarity_search(vectors[0], scope=frozenset({A}), top_k=1)[0].uko_uri != "a#0"
     reopened.add(chunks("c", 1), random_vectors(1, seed=99), resource_id=A)
     assert reopened.count() == 60, "new ids never collide with stored ones"
@@ -379,13 +388,14 @@ def test_a_failed_batch_in_a_with_block_is_rolled_back(tmp_path: Path) -> None:
 
 def test_only_the_current_generation_stays_on_disk(tmp_path: Path) -> None:
     """Each commit replaces the files; older generations are removed."""
-    backend = open_backend(tmp_path / "v")
+    backend = open_backend(tmp_path / "v", delta_min=0, delta_ratio=0)  # every commit compacts
     for round_ in range(3):
         backend.add(chunks(f"r{round_}", 2), random_vectors(2, seed=round_), resource_id=A)
         backend.commit()
     names = sorted(p.name for p in (tmp_path / "v").iterdir() if not p.name.startswith("."))
-    assert len(names) == 3 and names[2] == "manifest.json"
+    assert len(names) == 4 and names[3] == "manifest.json"
     assert names[0].startswith("entries-3-") and names[1].startswith("index-3-")
+    assert names[2].startswith("keys-3-")
     manifest = FaissVectorBackend.describe(tmp_path / "v")
     assert manifest is not None and manifest["count"] == 6 and manifest["generation"] == 3
 

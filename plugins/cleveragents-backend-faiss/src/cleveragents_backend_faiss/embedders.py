@@ -155,6 +155,9 @@ class HashingNgramEmbedder:
     preference = 10
     #: No model to load: the indexer runs it in its analysis workers, beside parsing.
     light = True
+    #: It captures surface word and character n-grams, not meaning: strategies weigh its
+    #: similarity as a second text channel rather than as semantic evidence.
+    lexical = True
 
     def __init__(
         self,
@@ -345,6 +348,8 @@ class MiniLMEmbedder:
 
     name = "minilm"
     dimension = 384
+    #: A sentence-embedding model: its similarity is semantic evidence.
+    lexical = False
     #: Rank for ``index.embedding.provider = "auto"``: a real semantic model.
     preference = 100
     model_name = "sentence-transformers/all-MiniLM-L6-v2"

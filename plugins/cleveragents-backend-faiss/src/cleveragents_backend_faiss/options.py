@@ -20,6 +20,9 @@ DEFAULTS: dict[str, Any] = {
     "hnsw_ef_construction": 80,
     "hnsw_ef_search": 96,
     "tombstone_ratio": 0.25,
+    "delta_ratio": 0.1,
+    "delta_min": 1_024,
+    "full_checksum_bytes": 64 << 20,
     "exact_scope_limit": 2_048,
     "verify_checksums": True,
     "commit_on_close": True,
@@ -38,6 +41,9 @@ class BackendOptions:
     hnsw_ef_construction: int
     hnsw_ef_search: int
     tombstone_ratio: float
+    delta_ratio: float
+    delta_min: int
+    full_checksum_bytes: int
     exact_scope_limit: int
     verify_checksums: bool
     commit_on_close: bool
@@ -72,6 +78,15 @@ def parse_options(options: dict[str, Any]) -> BackendOptions:
     ratio = values["tombstone_ratio"]
     if not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
         raise ConfigurationError("tombstone_ratio must be in (0, 1]")
+    delta_ratio = values["delta_ratio"]
+    if isinstance(delta_ratio, bool) or not isinstance(delta_ratio, (int, float)):
+        raise ConfigurationError("delta_ratio must be a number in [0, 1]")
+    if not 0 <= delta_ratio <= 1:
+        raise ConfigurationError("delta_ratio must be a number in [0, 1]")
+    for name in ("delta_min", "full_checksum_bytes"):
+        value = values[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigurationError(f"{name} must be a non-negative integer")
     embedder = values["embedder"]
     return BackendOptions(
         embedder=None if embedder in (None, "") else str(embedder),
@@ -82,6 +97,9 @@ def parse_options(options: dict[str, Any]) -> BackendOptions:
         hnsw_ef_construction=values["hnsw_ef_construction"],
         hnsw_ef_search=values["hnsw_ef_search"],
         tombstone_ratio=float(ratio),
+        delta_ratio=float(delta_ratio),
+        delta_min=values["delta_min"],
+        full_checksum_bytes=values["full_checksum_bytes"],
         exact_scope_limit=values["exact_scope_limit"],
         verify_checksums=bool(values["verify_checksums"]),
         commit_on_close=bool(values["commit_on_close"]),

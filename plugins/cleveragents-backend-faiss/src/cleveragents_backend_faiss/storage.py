@@ -1,11 +1,22 @@
 """The files of a vector index and how they are written without ever being half-written.
 
 An index folder holds one *generation* of data files and the manifest that
-names them::
+names them. The data is log-structured: a large *base* written whole by a
+compaction, and a small *delta* of what changed since, rewritten by every
+other commit::
 
     manifest.json              format, embedder, dimension, count, the files below
-    index-<gen>-<tag>.faiss    the FAISS index (vectors and, for HNSW, the graph)
-    entries-<gen>-<tag>.jsonl  one line per live vector: id, UKO URI, resource, content, metadata
+    index-<gen>-<tag>.faiss    base: the FAISS index (vectors and, for HNSW, the graph)
+    entries-<gen>-<tag>.jsonl  base: one line per vector: id, UKO URI, resource, content, metadata
+    keys-<gen>-<tag>.bin       base: ids, URIs, resources and line offsets of the entries file
+    delta-<gen>-<tag>.npy      delta: the vectors added since the base (float32 rows)
+    delta-<gen>-<tag>.jsonl    delta: ids of base vectors removed since, then one line per row
+
+Opening reads only the manifest, the keys file and the delta; the base index
+and the entries' content are read when a search or a compaction needs them.
+An index written before deltas existed (no keys, no delta) is a base with an
+empty delta, and is read as such. A manifest without a delta keeps format
+version 1, so readers that predate deltas still open it.
 
 A commit writes the new data files under temporary names, fsyncs them, renames
 them into place, and only then replaces ``manifest.json`` (write to a temporary
@@ -25,36 +36,53 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BASE_FORMAT_VERSION",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MANIFEST_NAME",
     "CorruptIndexError",
     "Entry",
+    "EntryTable",
     "FileRecord",
     "Manifest",
     "atomic_write_text",
     "commit_lock",
+    "delta_names",
     "fsync_directory",
     "generation_names",
+    "parse_entry",
     "quarantine",
+    "read_delta_entries",
     "read_entries",
+    "read_keys",
     "read_manifest",
     "record_file",
     "remove_stale_files",
     "verify_file",
+    "write_delta_entries",
     "write_entries",
+    "write_keys",
 ]
 
 FORMAT_NAME = "cleveragents-faiss"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The version written when there is no delta: what readers without deltas understand.
+BASE_FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
-_DATA_PATTERNS = ("index-*.faiss", "entries-*.jsonl", "*.tmp")
+_DATA_PATTERNS = (
+    "index-*.faiss",
+    "entries-*.jsonl",
+    "keys-*.bin",
+    "delta-*.npy",
+    "delta-*.jsonl",
+    "*.tmp",
+)
 _CHUNK = 1 << 20
 
 
@@ -68,8 +96,11 @@ class Entry:
 
     uri: str
     resource_id: str
-    content: str
-    metadata: dict[str, str]
+    #: None until read: an entry opened from the keys file has only its offset.
+    content: str | None
+    metadata: dict[str, str] | None
+    #: Byte offset of the entry's line in the base entries file (-1: not in the base).
+    offset: int = -1
 
 
 @dataclass(frozen=True)
@@ -106,11 +137,46 @@ class Manifest:
     index_file: FileRecord
     entries_file: FileRecord
     tombstones: int = 0
+    #: The base's keys file (absent in indexes written before deltas).
+    keys_file: FileRecord | None = None
+    #: Entries in the base entries file (None: ``count``, there being no delta).
+    base_count: int | None = None
+    #: The delta's vectors and entries (None: no delta).
+    delta_vectors: FileRecord | None = None
+    delta_entries: FileRecord | None = None
+    #: Ids from here on belong to the delta.
+    delta_start: int | None = None
+    #: Written while the index was known to be incomplete (set aside as corrupt).
+    needs_rebuild: bool = False
+
+    @property
+    def has_delta(self) -> bool:
+        return self.delta_vectors is not None and self.delta_entries is not None
+
+    def file_names(self) -> list[str]:
+        records = (
+            self.index_file,
+            self.entries_file,
+            self.keys_file,
+            self.delta_vectors,
+            self.delta_entries,
+        )
+        return [r.name for r in records if r is not None]
 
     def to_dict(self) -> dict[str, Any]:
+        files = {"index": self.index_file.to_dict(), "entries": self.entries_file.to_dict()}
+        if self.keys_file is not None:
+            files["keys"] = self.keys_file.to_dict()
+        extra: dict[str, Any] = {}
+        if self.has_delta:
+            files["delta_vectors"] = self.delta_vectors.to_dict()  # type: ignore[union-attr]
+            files["delta_entries"] = self.delta_entries.to_dict()  # type: ignore[union-attr]
+            extra = {"base_count": self.base_count, "delta_start": self.delta_start}
+        if self.needs_rebuild:
+            extra["needs_rebuild"] = True
         return {
             "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
+            "format_version": FORMAT_VERSION if self.has_delta else BASE_FORMAT_VERSION,
             "embedder": self.embedder,
             "dimension": self.dimension,
             "count": self.count,
@@ -118,7 +184,8 @@ class Manifest:
             "generation": self.generation,
             "next_id": self.next_id,
             "tombstones": self.tombstones,
-            "files": {"index": self.index_file.to_dict(), "entries": self.entries_file.to_dict()},
+            **extra,
+            "files": files,
         }
 
 
@@ -152,6 +219,13 @@ def read_manifest(location: Path) -> Manifest | None:
     try:
         files = data["files"]
         embedder = data.get("embedder")
+
+        def optional(key: str) -> FileRecord | None:
+            return FileRecord.from_dict(files[key]) if key in files else None
+
+        def optional_int(key: str) -> int | None:
+            return None if data.get(key) is None else int(data[key])
+
         manifest = Manifest(
             embedder=None if embedder is None else str(embedder),
             dimension=int(data["dimension"]),
@@ -162,11 +236,21 @@ def read_manifest(location: Path) -> Manifest | None:
             index_file=FileRecord.from_dict(files["index"]),
             entries_file=FileRecord.from_dict(files["entries"]),
             tombstones=int(data.get("tombstones", 0)),
+            keys_file=optional("keys"),
+            base_count=optional_int("base_count"),
+            delta_vectors=optional("delta_vectors"),
+            delta_entries=optional("delta_entries"),
+            delta_start=optional_int("delta_start"),
+            needs_rebuild=bool(data.get("needs_rebuild", False)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptIndexError(f"{path.name} is malformed: {exc}") from exc
     if manifest.dimension < 1 or manifest.count < 0:
         raise CorruptIndexError(f"{path.name} has an impossible dimension or count")
+    if (manifest.delta_vectors is None) != (manifest.delta_entries is None) or (
+        manifest.has_delta and (manifest.base_count is None or manifest.delta_start is None)
+    ):
+        raise CorruptIndexError(f"{path.name} names an incomplete delta")
     return manifest
 
 
@@ -196,10 +280,20 @@ def verify_file(location: Path, record: FileRecord, *, checksum: bool = True) ->
     return path
 
 
-def generation_names(generation: int) -> tuple[str, str]:
-    """Fresh names for a generation's index and entries files."""
+def generation_names(generation: int) -> tuple[str, str, str]:
+    """Fresh names for a generation's base files: index, entries and keys."""
     tag = secrets.token_hex(4)
-    return f"index-{generation}-{tag}.faiss", f"entries-{generation}-{tag}.jsonl"
+    return (
+        f"index-{generation}-{tag}.faiss",
+        f"entries-{generation}-{tag}.jsonl",
+        f"keys-{generation}-{tag}.bin",
+    )
+
+
+def delta_names(generation: int) -> tuple[str, str]:
+    """Fresh names for a generation's delta files: vectors and entries."""
+    tag = secrets.token_hex(4)
+    return f"delta-{generation}-{tag}.npy", f"delta-{generation}-{tag}.jsonl"
 
 
 def fsync_file(path: Path) -> None:
@@ -278,35 +372,232 @@ def commit_lock(location: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+def parse_entry(line: bytes | str, where: str) -> tuple[int, Entry]:
+    """One entries line as (id, Entry); a malformed line is CorruptIndexError."""
+    try:
+        row = json.loads(line)
+        entry = Entry(
+            str(row["uri"]),
+            str(row["resource"]),
+            str(row["content"]),
+            {str(k): str(v) for k, v in row["metadata"].items()},
+        )
+        return int(row["id"]), entry
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise CorruptIndexError(f"{where} is malformed: {exc}") from exc
+
+
 def read_entries(path: Path) -> dict[int, Entry]:
-    """The entries file as id -> Entry; a malformed line is CorruptIndexError."""
+    """The entries file as id -> Entry (with each line's offset); malformed: CorruptIndexError."""
     entries: dict[int, Entry] = {}
-    with path.open(encoding="utf-8") as handle:
+    offset = 0
+    with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
-            try:
-                row = json.loads(line)
-                entry = Entry(
-                    str(row["uri"]),
-                    str(row["resource"]),
-                    str(row["content"]),
-                    {str(k): str(v) for k, v in row["metadata"].items()},
-                )
-                entries[int(row["id"])] = entry
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-                raise CorruptIndexError(f"{path.name} line {number} is malformed: {exc}") from exc
+            vector_id, entry = parse_entry(line, f"{path.name} line {number}")
+            entry.offset = offset
+            entries[vector_id] = entry
+            offset += len(line)
     return entries
 
 
-def write_entries(path: Path, entries: dict[int, Entry]) -> None:
-    """Write the entries file: one JSON object per line, by ascending id."""
-    with path.open("w", encoding="utf-8") as handle:
+def _entry_line(vector_id: int, entry: Entry) -> bytes:
+    row = {
+        "id": vector_id,
+        "uri": entry.uri,
+        "resource": entry.resource_id,
+        "content": entry.content,
+        "metadata": entry.metadata,
+    }
+    return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_entries(path: Path, entries: Mapping[int, Entry]) -> dict[int, int]:
+    """Write the entries file, one JSON object per line by ascending id; returns id -> offset."""
+    offsets: dict[int, int] = {}
+    position = 0
+    with path.open("wb") as handle:
         for vector_id in sorted(entries):
-            entry = entries[vector_id]
-            row = {
-                "id": vector_id,
-                "uri": entry.uri,
-                "resource": entry.resource_id,
-                "content": entry.content,
-                "metadata": entry.metadata,
-            }
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            line = _entry_line(vector_id, entries[vector_id])
+            handle.write(line)
+            offsets[vector_id] = position
+            position += len(line)
+    return offsets
+
+
+def write_keys(path: Path, entries: Mapping[int, Entry], offsets: Mapping[int, int]) -> None:
+    """Write the keys file: what opening needs of the entries file, without the content.
+
+    A JSON header line (count, resources), then the ids, owners (index into the
+    resources) and line offsets as little-endian int64 columns, then the URIs one
+    per line (as a JSON array instead if one of them holds a line break).
+    """
+    import numpy as np
+
+    ids = sorted(offsets)
+    resources: dict[str, int] = {}
+    owners = [resources.setdefault(entries[i].resource_id, len(resources)) for i in ids]
+    uris = [entries[i].uri for i in ids]
+    as_lines = not any("\n" in u or "\r" in u for u in uris)
+    header = {
+        "count": len(ids),
+        "resources": list(resources),
+        "uris": "lines" if as_lines else "json",
+    }
+    with path.open("wb") as handle:
+        handle.write((json.dumps(header, ensure_ascii=False) + "\n").encode("utf-8"))
+        for column in (ids, owners, [offsets[i] for i in ids]):
+            handle.write(np.asarray(column, dtype="<i8").tobytes())
+        text = "\n".join(uris) if as_lines else json.dumps(uris, ensure_ascii=False)
+        handle.write(text.encode("utf-8"))
+
+
+class EntryTable(MutableMapping[int, Entry]):
+    """id -> Entry over a keys file: base entries stay in columns until one is asked for.
+
+    Opening a large index must not create an object per vector; lookups find a
+    base row by binary search over the ascending ids, and entries added later
+    (the delta's) live in an ordinary dict.
+    """
+
+    def __init__(
+        self, ids: Any, uris: list[str], resources: list[str], owners: Any, offsets: Any
+    ) -> None:
+        import numpy as np
+
+        self._ids = np.asarray(ids, dtype=np.int64)
+        self._uris = uris
+        self._resources = resources
+        self._owners = np.asarray(owners, dtype=np.int64)
+        self._offsets = np.asarray(offsets, dtype=np.int64)
+        self._alive = np.ones(len(self._ids), dtype=bool)
+        self._live_rows = len(self._ids)
+        self._made: dict[int, Entry] = {}
+        self._extra: dict[int, Entry] = {}
+
+    def _row(self, key: object) -> int:
+        if not isinstance(key, int) or not self._live_rows:
+            return -1
+        ids = self._ids
+        row = int(ids.searchsorted(key))
+        if row < len(ids) and ids[row] == key and self._alive[row]:
+            return row
+        return -1
+
+    def __getitem__(self, key: int) -> Entry:
+        entry = self._extra.get(key)
+        if entry is not None:
+            return entry
+        row = self._row(key)
+        if row < 0:
+            raise KeyError(key)
+        entry = self._made.get(key)
+        if entry is None:
+            resource = self._resources[int(self._owners[row])]
+            entry = Entry(self._uris[row], resource, None, None, int(self._offsets[row]))
+            self._made[key] = entry
+        return entry
+
+    def __setitem__(self, key: int, value: Entry) -> None:
+        if self._row(key) >= 0:
+            self.__delitem__(key)
+        self._extra[key] = value
+
+    def __delitem__(self, key: int) -> None:
+        if key in self._extra:
+            del self._extra[key]
+            return
+        row = self._row(key)
+        if row < 0:
+            raise KeyError(key)
+        self._alive[row] = False
+        self._live_rows -= 1
+        self._made.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._extra or self._row(key) >= 0
+
+    def __len__(self) -> int:
+        return self._live_rows + len(self._extra)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._ids[self._alive].tolist()
+        yield from list(self._extra)
+
+    def max_id(self) -> int:
+        base = int(self._ids[-1]) if len(self._ids) else -1
+        return max(base, max(self._extra, default=-1))
+
+    def index_maps(self) -> tuple[dict[str, int], dict[str, set[int]]]:
+        """(URI -> id, resource -> ids) of the live entries, built column-wise."""
+        alive = self._alive
+        uri_ids = dict(zip(self._uris, self._ids.tolist(), strict=True))
+        for row in (~alive).nonzero()[0].tolist():  # few: removed since the base was written
+            del uri_ids[self._uris[row]]
+        by_resource: dict[str, set[int]] = {}
+        for number, resource in enumerate(self._resources):
+            mask = (self._owners == number) & alive
+            if mask.any():
+                by_resource[resource] = set(self._ids[mask].tolist())
+        for vector_id, entry in self._extra.items():
+            uri_ids[entry.uri] = vector_id
+            by_resource.setdefault(entry.resource_id, set()).add(vector_id)
+        return uri_ids, by_resource
+
+
+def read_keys(path: Path) -> EntryTable:
+    """The keys file as id -> Entry without content (read lazily at ``offset``)."""
+    import numpy as np
+
+    raw = path.read_bytes()
+    try:
+        end = raw.index(b"\n")
+        header = json.loads(raw[:end])
+        count = int(header["count"])
+        resources = [str(r) for r in header["resources"]]
+        start = end + 1
+        width = 8 * count
+        if count < 0 or len(raw) < start + 3 * width:
+            raise ValueError("shorter than its columns")
+        ids, owners, offsets = (
+            np.frombuffer(raw, dtype="<i8", count=count, offset=start + n * width).astype(np.int64)
+            for n in range(3)
+        )
+        text = raw[start + 3 * width :].decode("utf-8")
+        if header["uris"] == "lines":
+            uris = text.split("\n") if count else []
+        else:
+            uris = [str(u) for u in json.loads(text)]
+        if len(uris) != count:
+            raise ValueError(f"{len(uris)} URIs for {count} ids")
+        table = EntryTable(ids, uris, resources, owners, offsets)
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise CorruptIndexError(f"{path.name} is malformed: {exc}") from exc
+    if count and (
+        (ids[1:] <= ids[:-1]).any() or owners.min() < 0 or owners.max() >= len(resources)
+    ):
+        raise CorruptIndexError(f"{path.name} is malformed: ids out of order or bad owners")
+    return table
+
+
+def write_delta_entries(path: Path, deleted: Iterable[int], entries: dict[int, Entry]) -> None:
+    """The delta's entries: a header line with the removed base ids, then one line per row."""
+    with path.open("wb") as handle:
+        header = {"deleted": sorted(deleted)}
+        handle.write((json.dumps(header) + "\n").encode("utf-8"))
+        for vector_id in sorted(entries):
+            handle.write(_entry_line(vector_id, entries[vector_id]))
+
+
+def read_delta_entries(path: Path) -> tuple[set[int], dict[int, Entry]]:
+    """(removed base ids, id -> Entry) from a delta entries file."""
+    with path.open("rb") as handle:
+        try:
+            header = json.loads(handle.readline())
+            deleted = {int(i) for i in header["deleted"]}
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise CorruptIndexError(f"{path.name} header is malformed: {exc}") from exc
+        entries: dict[int, Entry] = {}
+        for number, line in enumerate(handle, 2):
+            vector_id, entry = parse_entry(line, f"{path.name} line {number}")
+            entries[vector_id] = entry
+    return deleted, entries

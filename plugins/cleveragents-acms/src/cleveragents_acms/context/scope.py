@@ -196,6 +196,12 @@ class ProjectReaders:
         except Exception as exc:
             self.notes.append(f"vector search unavailable: {type(exc).__name__}: {exc}")
             return None
+        try:
+            from cleveragents_acms.indexing.vectors import prepare_for_search
+
+            prepare_for_search(registry, config, self.project, backend, self.nodes)
+        except Exception as exc:
+            self.notes.append(f"vector index could not be rebuilt: {type(exc).__name__}: {exc}")
         count = getattr(backend, "count", None)
         try:
             empty = callable(count) and int(count()) == 0

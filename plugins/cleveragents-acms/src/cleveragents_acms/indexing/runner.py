@@ -129,6 +129,9 @@ def index_resource(
             force=force,
             progress=progress,
         )
+    from cleveragents_acms.indexing.vectors import repair_project_vectors
+
+    repair_project_vectors(app.registry, app.config, project)  # when the run did not open it
     stats = {
         "project": project,
         **(result.run.to_dict() if result.run else {}),

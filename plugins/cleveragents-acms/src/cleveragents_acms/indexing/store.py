@@ -255,6 +255,11 @@ class NodeStore:
         )
         return [_row_to_stored(r) for r in rows]
 
+    def current_resources(self) -> list[str]:
+        """The resources that have current nodes, sorted."""
+        rows = self._db.execute("SELECT DISTINCT resource_id FROM nodes WHERE is_current = 1")
+        return sorted(str(row[0]) for row in rows)
+
     def iter_current(self, resource_ids: Iterable[str]) -> Iterator[UKONode]:
         ids = list(resource_ids)
         rows = self._db.execute(

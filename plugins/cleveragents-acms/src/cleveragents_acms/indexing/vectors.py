@@ -6,6 +6,11 @@ embedded during indexing (one chunk per node: function, class, section …,
 its URI as id) and retired versions are removed, in the same run and with the
 same all-or-nothing commit as the text index. Imports, attributes and
 variables are not embedded: they are found through their container.
+
+A vector index found corrupt (the backend sets it aside and raises its
+``needs_rebuild`` flag) is rebuilt from the node store, which holds every
+current node with its renderings, as soon as it is opened for indexing or for
+searching: the text and graph indexes are not touched.
 """
 
 from __future__ import annotations
@@ -19,7 +24,17 @@ from cleveragents.errors import ConfigurationError
 from cleveragents.models.uko import UKONode
 from cleveragents.protocols.backends import EmbeddingChunk
 
-__all__ = ["VectorIndex", "choose_embedder", "chunk_text", "embeddable", "open_vector_index"]
+__all__ = [
+    "VectorIndex",
+    "choose_embedder",
+    "chunk_text",
+    "embeddable",
+    "open_vector_index",
+    "prepare_for_search",
+    "rebuild_from_nodes",
+    "repair_if_corrupt",
+    "repair_project_vectors",
+]
 
 #: Characters of a node's text that are embedded (the head carries name, signature, docs).
 _CHUNK_CHARS = 1500
@@ -143,4 +158,106 @@ def open_vector_index(
         backend = open_backend(registry, config, "vector", location)
     if reset:
         backend.reset(embedder=name, dimension=int(embedder.dimension))
-    return VectorIndex(backend, name, embedder)
+    vectors = VectorIndex(backend, name, embedder)
+    if not reset:
+        try:
+            repair_if_corrupt(vectors, project)
+        except BaseException:
+            vectors.close()
+            raise
+    return vectors
+
+
+def rebuild_from_nodes(vectors: VectorIndex, nodes: Any) -> int:
+    """Empty ``vectors`` and re-embed every current node of ``nodes``; commits. Returns count."""
+    vectors.backend.reset(embedder=vectors.embedder_name, dimension=int(vectors.embedder.dimension))
+    added = 0
+    try:
+        for resource_id in nodes.current_resources():
+            batch: list[UKONode] = []
+            for node in nodes.iter_current([resource_id]):
+                batch.append(node)
+                if len(batch) == 1024:
+                    added += vectors.add(batch, resource_id)
+                    batch = []
+            added += vectors.add(batch, resource_id)
+        vectors.commit()
+    except BaseException:
+        vectors.rollback()
+        raise
+    return added
+
+
+def repair_if_corrupt(vectors: VectorIndex, project: str, nodes: Any = None) -> int | None:
+    """Rebuild a vector index its backend found corrupt from the project's node store.
+
+    Returns the number of vectors re-embedded, or None when nothing needed doing
+    (or there is no node store to rebuild from). ``nodes`` is an open NodeStore;
+    without it the project's store is opened for the occasion.
+    """
+    backend = vectors.backend
+    if not getattr(backend, "needs_rebuild", False):
+        return None
+    from cleveragents.log import get_logger
+    from cleveragents_acms.indexing.store import NodeStore
+
+    log = get_logger(__name__)
+    owned = None
+    if nodes is None:
+        path = paths.index_dir("graph", project) / "nodes.db"
+        if not path.exists():
+            return None
+        nodes = owned = NodeStore(path)
+    try:
+        log.warning(
+            "vector index is corrupt; rebuilding it from the node store",
+            project=project,
+            reason=getattr(backend, "corruption", None),
+        )
+        added = rebuild_from_nodes(vectors, nodes)
+    finally:
+        if owned is not None:
+            owned.close()
+    log.warning("vector index rebuilt", project=project, vectors=added)
+    return added
+
+
+def prepare_for_search(registry: Any, config: Any, project: str, backend: Any, nodes: Any) -> None:
+    """Read a vector backend opened for searching, and rebuild it first if it is corrupt.
+
+    Reading the whole index now (a search needs it anyway) is what finds damage
+    that opening alone does not; the rebuild re-embeds with the configured embedder.
+    """
+    load = getattr(backend, "load", None)
+    if callable(load):
+        load()
+    if not getattr(backend, "needs_rebuild", False):
+        return
+    chosen = choose_embedder(registry, config)
+    if chosen is None:
+        return
+    repair_if_corrupt(VectorIndex(backend, chosen[0], chosen[1]), project, nodes)
+
+
+def repair_project_vectors(registry: Any, config: Any, project: str) -> int | None:
+    """Rebuild the project's vector index if cheap checks find it damaged.
+
+    For indexing runs that changed nothing and so never opened the vector index;
+    returns the number of vectors re-embedded, or None.
+    """
+    view = registry.backends.vector
+    location = paths.index_dir("vector", project)
+    if not len(view) or not location.is_dir():
+        return None
+    damaged = False
+    for name in view:
+        check = getattr(view[name], "check", None)
+        if callable(check) and check(location):
+            damaged = True
+    if not damaged:
+        return None
+    vectors = open_vector_index(registry, config, project)  # rebuilds on opening
+    if vectors is None:
+        return None
+    vectors.close()
+    return vectors.backend.count()

@@ -1,0 +1,321 @@
+"""The log-structured layout: a base index written by compactions plus a small delta."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cleveragents.protocols import EmbeddingChunk
+
+pytest.importorskip(
+    "cleveragents_backend_faiss", reason="cleveragents-backend-faiss is not installed"
+)
+import faiss
+
+from cleveragents_backend_faiss import storage
+from cleveragents_backend_faiss.backend import FaissVectorBackend
+
+DIM = 8
+A = "01HRESOURCEAAAAAAAAAAAAAAA"
+B = "01HRESOURCEBBBBBBBBBBBBBBB"
+#: Large bases are read lazily; these options make a small test index behave like one.
+LAZY = {"full_checksum_bytes": 0}
+
+
+def random_vectors(count: int, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((count, DIM))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def chunks(prefix: str, count: int, start: int = 0) -> list[EmbeddingChunk]:
+    return [
+        EmbeddingChunk(f"{prefix}#{i}", f"content {prefix} {i}", {"n": str(i)})
+        for i in range(start, start + count)
+    ]
+
+
+def manifest(path: Path) -> dict[str, Any]:
+    return json.loads((path / storage.MANIFEST_NAME).read_text())
+
+
+def base_files(path: Path) -> dict[str, bytes]:
+    files = manifest(path)["files"]
+    return {
+        files[k]["name"]: (path / files[k]["name"]).read_bytes()
+        for k in ("index", "entries", "keys")
+    }
+
+
+def exact_top(live: dict[str, np.ndarray], query: np.ndarray, k: int) -> list[str]:
+    names = sorted(live)
+    scores = np.stack([live[n] for n in names]) @ query
+    order = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))
+    return [names[i] for i in order[:k]]
+
+
+def committed_base(path: Path, count: int = 200, **options: Any) -> tuple[FaissVectorBackend, Any]:
+    """A backend whose first ``count`` vectors (resource A) are a committed base."""
+    vectors = random_vectors(count)
+    backend = FaissVectorBackend(path, **options)
+    backend.add(chunks("a", count), vectors, resource_id=A)
+    backend.commit()
+    assert "delta_vectors" not in manifest(path)["files"]
+    return backend, vectors
+
+
+def test_a_small_change_commits_a_delta_and_leaves_the_base_alone(tmp_path: Path) -> None:
+    """Replacing one file's vectors writes only the delta; base files stay byte for byte."""
+    backend, _ = committed_base(tmp_path / "v")
+    assert FaissVectorBackend.check(tmp_path / "v") is None
+    before = base_files(tmp_path / "v")
+    backend.delete_uris([f"a#{i}" for i in range(5)])
+    backend.add(chunks("a", 5), random_vectors(5, seed=7), resource_id=A)  # new vectors
+    backend.commit()
+    data = manifest(tmp_path / "v")
+    assert data["format_version"] == 2 and data["count"] == 200 and data["base_count"] == 200
+    assert {"delta_vectors", "delta_entries"} <= data["files"].keys()
+    assert base_files(tmp_path / "v") == before
+    assert len(list((tmp_path / "v").glob("delta-*"))) == 2
+
+
+@pytest.mark.parametrize("index_type", ["flat", "hnsw"])
+def test_searches_merge_base_and_delta_and_skip_removed_ids(
+    tmp_path: Path, index_type: str
+) -> None:
+    """Top-k over base + delta equals the exact answer over the live vectors, before and
+    after reopening; removed base vectors never come back."""
+    options = {"index_type": index_type, "exact_scope_limit": 0, **LAZY}
+    backend, vectors = committed_base(tmp_path / "v", **options)
+    live = {f"a#{i}": vectors[i] for i in range(200)}
+    replaced = random_vectors(10, seed=3)
+    backend.add(chunks("a", 10), replaced, resource_id=A)  # replaces a#0..a#9
+    backend.delete_uris([f"a#{i}" for i in range(10, 20)])
+    extra = random_vectors(30, seed=4)
+    backend.add(chunks("b", 30), extra, resource_id=B)
+    for i in range(10):
+        live[f"a#{i}"] = replaced[i]
+    for i in range(10, 20):
+        del live[f"a#{i}"]
+    live.update({f"b#{i}": extra[i] for i in range(30)})
+    backend.commit()
+    assert backend.stats()["delta"] == 40
+    reopened = FaissVectorBackend(tmp_path / "v", **options)
+    assert not reopened.stats()["base_loaded"]
+    assert (reopened.count(), reopened.count(A), reopened.count(B)) == (220, 190, 30)
+    everything = frozenset({A, B})
+    for seed in range(5):
+        query = random_vectors(1, seed=100 + seed)[0]
+        for handle in (backend, reopened):
+            found = [r.uko_uri for r in handle.similarity_search(query, scope=everything, top_k=15)]
+            assert found == exact_top(live, query, 15)
+    removed = reopened.similarity_search(vectors[12], scope=frozenset({A}), top_k=190)
+    assert len(removed) == 190 and not {r.uko_uri for r in removed} & {"a#12"}
+    hit = reopened.similarity_search(replaced[3], scope=frozenset({A}), top_k=1)[0]
+    assert (hit.uko_uri, hit.content, hit.metadata["n"]) == ("a#3", "content a 3", "3")
+
+
+def test_scope_filtering_covers_both_parts(tmp_path: Path) -> None:
+    """A scope sees its own vectors in base and delta, and top_k of them when that many exist."""
+    backend, _ = committed_base(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    backend.add(chunks("b", 5), random_vectors(5, seed=5), resource_id=B)
+    backend.add(chunks("a", 3, start=500), random_vectors(3, seed=6), resource_id=A)
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    query = random_vectors(1, seed=9)[0]
+    only_b = reopened.similarity_search(query, scope=frozenset({B}), top_k=10)
+    assert sorted(r.uko_uri for r in only_b) == [f"b#{i}" for i in range(5)]
+    only_a = reopened.similarity_search(query, scope=frozenset({A}), top_k=203)
+    assert len(only_a) == 203 and all(r.metadata["resource_id"] == A for r in only_a)
+    assert {"a#500", "a#501", "a#502"} <= {r.uko_uri for r in only_a}
+    assert reopened.similarity_search(query, scope=frozenset({"01HNOTHERE"}), top_k=3) == []
+
+
+@pytest.mark.parametrize("index_type", ["flat", "hnsw"])
+def test_compaction_keeps_results_identical(tmp_path: Path, index_type: str) -> None:
+    """Folding the delta into the base changes the files, not the answers."""
+    backend, _ = committed_base(tmp_path / "v", index_type=index_type)
+    backend.add(chunks("a", 20), random_vectors(20, seed=11), resource_id=A)
+    backend.delete_uris([f"a#{i}" for i in range(50, 60)])
+    backend.add(chunks("b", 15), random_vectors(15, seed=12), resource_id=B)
+    backend.commit()
+    queries = random_vectors(8, seed=13)
+    scopes = [frozenset({A, B}), frozenset({A}), frozenset({B})]
+    before = [
+        [r.uko_uri for r in backend.similarity_search(q, scope=s, top_k=12)]
+        for q in queries
+        for s in scopes
+    ]
+    backend.compact()
+    backend.commit()
+    data = manifest(tmp_path / "v")
+    assert "delta_vectors" not in data["files"] and data["format_version"] == 1
+    assert backend.stats()["delta"] == 0
+    reopened = FaissVectorBackend(tmp_path / "v")
+    for handle in (backend, reopened):
+        after = [
+            [r.uko_uri for r in handle.similarity_search(q, scope=s, top_k=12)]
+            for q in queries
+            for s in scopes
+        ]
+        assert after == before
+    assert reopened.count() == 205 and not list((tmp_path / "v").glob("delta-*"))
+
+
+def test_the_delta_is_compacted_when_it_outgrows_its_share(tmp_path: Path) -> None:
+    """Past ``delta_ratio`` of the base (and ``delta_min``) a commit writes the base whole."""
+    backend, _ = committed_base(tmp_path / "v", delta_ratio=0.1, delta_min=5)
+    backend.add(chunks("b", 15), random_vectors(15, seed=1), resource_id=B)
+    backend.commit()
+    assert "delta_vectors" in manifest(tmp_path / "v")["files"]
+    backend.add(chunks("c", 10), random_vectors(10, seed=2), resource_id=B)
+    backend.commit()  # 25 > 10% of 200
+    data = manifest(tmp_path / "v")
+    assert "delta_vectors" not in data["files"] and data["count"] == 225
+    assert FaissVectorBackend(tmp_path / "v").count() == 225
+
+
+def test_a_refresh_does_not_read_the_base_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening, replacing a file's vectors and committing never reads the big index file."""
+    committed_base(tmp_path / "v", **LAZY)[0].close()
+
+    def no_read(*args: Any) -> None:
+        raise AssertionError("the base index must not be read")
+
+    monkeypatch.setattr(faiss, "read_index", no_read)
+    for round_ in range(3):
+        backend = FaissVectorBackend(tmp_path / "v", **LAZY)
+        backend.delete_uris([f"a#{i}" for i in range(round_ * 3, round_ * 3 + 3)])
+        backend.add(chunks("a", 3, start=round_ * 3), random_vectors(3, seed=round_), resource_id=A)
+        backend.commit()
+        backend.close()
+    monkeypatch.undo()
+    reopened = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert reopened.count() == 200 and manifest(tmp_path / "v")["base_count"] == 200
+    query = random_vectors(3, seed=2)[2]
+    assert reopened.similarity_search(query, scope=frozenset({A}), top_k=1)[0].uko_uri == "a#8"
+
+
+def test_a_crash_while_writing_the_delta_keeps_the_previous_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delta write that fails halfway leaves the previous commit, whole, and no stray files."""
+    backend, _ = committed_base(tmp_path / "v")
+    backend.add(chunks("b", 4), random_vectors(4, seed=1), resource_id=B)
+    backend.commit()  # a first delta
+    before = {p.name: p.read_bytes() for p in (tmp_path / "v").iterdir() if p.name != ".lock"}
+    real = storage.write_delta_entries
+
+    def crash_midway(path: Path, deleted: Any, entries: Any) -> None:
+        real(path, deleted, entries)
+        with open(path, "r+b") as handle:
+            handle.truncate(10)
+        raise OSError("disk full")
+
+    backend.delete_uris(["a#1", "b#0"])
+    backend.add(chunks("c", 2), random_vectors(2, seed=2), resource_id=B)
+    monkeypatch.setattr(storage, "write_delta_entries", crash_midway)
+    with pytest.raises(OSError, match="disk full"):
+        backend.commit()
+    after = {p.name: p.read_bytes() for p in (tmp_path / "v").iterdir() if p.name != ".lock"}
+    assert after == before
+    reopened = FaissVectorBackend(tmp_path / "v")
+    assert (reopened.count(), reopened.count(B), reopened.needs_rebuild) == (204, 4, False)
+    monkeypatch.undo()
+    backend.commit()
+    assert FaissVectorBackend(tmp_path / "v").count() == 204
+
+
+def test_a_corrupt_delta_is_set_aside(tmp_path: Path) -> None:
+    """A damaged delta file is corruption like any other: set aside, flagged for a rebuild."""
+    backend, _ = committed_base(tmp_path / "v")
+    backend.add(chunks("b", 4), random_vectors(4, seed=1), resource_id=B)
+    backend.commit()
+    target = tmp_path / "v" / manifest(tmp_path / "v")["files"]["delta_vectors"]["name"]
+    target.write_bytes(target.read_bytes()[:-8])
+    reopened = FaissVectorBackend(tmp_path / "v")
+    assert reopened.needs_rebuild and reopened.count() == 0
+    assert FaissVectorBackend(tmp_path / "v").needs_rebuild, "the flag survives reopening"
+    assert "corrupt" in (FaissVectorBackend.describe(tmp_path / "v") or {})
+
+
+def test_a_corrupt_lazy_base_is_found_when_first_read(tmp_path: Path) -> None:
+    """A big base is checked when read; damage then sets it aside and flags a rebuild."""
+    committed_base(tmp_path / "v", **LAZY)[0].close()
+    index = tmp_path / "v" / manifest(tmp_path / "v")["files"]["index"]["name"]
+    raw = bytearray(index.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    index.write_bytes(bytes(raw))
+    backend = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert backend.count() == 200 and not backend.needs_rebuild
+    assert backend.load() is False
+    assert backend.needs_rebuild and "checksum" in str(backend.corruption)
+    assert backend.count() == 0
+    assert FaissVectorBackend(tmp_path / "v", **LAZY).needs_rebuild
+
+
+def test_an_index_written_before_deltas_opens_and_gains_keys(tmp_path: Path) -> None:
+    """Format 1 without a keys file (the old layout) opens unchanged; the next commit adds keys."""
+    backend, vectors = committed_base(tmp_path / "v")
+    backend.close()
+    data = manifest(tmp_path / "v")
+    (tmp_path / "v" / data["files"].pop("keys")["name"]).unlink()
+    (tmp_path / "v" / storage.MANIFEST_NAME).write_text(json.dumps(data))
+    old = FaissVectorBackend(tmp_path / "v")
+    assert old.count() == 200 and not old.needs_rebuild
+    hit = old.similarity_search(vectors[7], scope=frozenset({A}), top_k=1)[0]
+    assert (hit.uko_uri, hit.content) == ("a#7", "content a 7")
+    old.delete_uris(["a#0"])
+    old.commit()
+    assert "keys" in manifest(tmp_path / "v")["files"]
+    again = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert again.count() == 199
+    hit = again.similarity_search(vectors[7], scope=frozenset({A}), top_k=1)[0]
+    assert (hit.uko_uri, hit.content) == ("a#7", "content a 7")
+
+
+def test_rollback_discards_pending_delta_writes(tmp_path: Path) -> None:
+    """Writes after the last commit vanish on rollback; the committed delta stays."""
+    backend, _ = committed_base(tmp_path / "v")
+    backend.add(chunks("b", 2), random_vectors(2, seed=1), resource_id=B)
+    backend.commit()
+    backend.delete_resource(B)
+    backend.delete_uris(["a#5"])
+    backend.rollback()
+    assert (backend.count(), backend.count(B)) == (202, 2)
+
+
+def test_keys_survive_uris_with_line_breaks(tmp_path: Path) -> None:
+    """The keys file stores URIs one per line, or as JSON when one holds a line break."""
+    backend = FaissVectorBackend(tmp_path / "v", **LAZY)
+    odd = [EmbeddingChunk("odd\nuri", "first"), EmbeddingChunk("plain", "second")]
+    backend.add(odd, random_vectors(2), resource_id=A)
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v", **LAZY)
+    hit = reopened.similarity_search(random_vectors(2)[0], scope=frozenset({A}), top_k=1)[0]
+    assert (hit.uko_uri, hit.content) == ("odd\nuri", "first")
+    assert reopened.delete_uris(["plain"]) == 1 and reopened.count() == 1
+
+
+def test_a_bulk_build_goes_straight_into_the_index(tmp_path: Path) -> None:
+    """Before the first commit (or after reset()) a big delta joins the in-memory index."""
+    backend = FaissVectorBackend(tmp_path / "v", delta_min=50)
+    vectors = random_vectors(120)
+    backend.add(chunks("a", 120), vectors, resource_id=A)
+    assert backend.stats()["delta"] == 0
+    backend.delete_uris(["a#3"])
+    found = backend.similarity_search(vectors[3], scope=frozenset({A}), top_k=119)
+    assert len(found) == 119 and "a#3" not in {r.uko_uri for r in found}
+    backend.commit()
+    backend.reset(embedder="other", dimension=DIM)
+    backend.add(chunks("b", 60), vectors[:60], resource_id=B)
+    assert backend.stats()["delta"] == 0 and backend.count() == 60
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v")
+    assert (reopened.count(), reopened.embedder_name) == (60, "other")
+    assert reopened.similarity_search(vectors[7], scope=frozenset({B}), top_k=1)[0].uko_uri == "b#7"
