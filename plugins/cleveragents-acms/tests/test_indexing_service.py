@@ -256,3 +256,30 @@ def test_big_fresh_graph_loads_run_in_a_child_process(
     again = service.refresh_index(RESOURCE_A, corpus)
     assert again.run is not None and again.run.nodes_revised >= 1
     assert "graph-wait" not in again.run.phases
+
+
+def test_text_written_during_analysis_is_rolled_back_on_interrupt(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """Changed files reach the text index while later files are still parsed; an interrupt
+    after some of them leaves none of their text searchable."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    for name in ("paths.py", "errors.py", "log.py"):
+        target = corpus / "cleveragents" / name
+        stem = name.removesuffix(".py")
+        target.write_text(target.read_text() + f"\n\ndef streamed_{stem}_marker():\n    pass\n")
+
+    def interrupt_late(done: int, total: int, path: str) -> None:
+        if done == total:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh_index(RESOURCE_A, corpus, progress=interrupt_late)
+    for stem in ("paths", "errors", "log"):
+        hits = _search(service, "demo", f"streamed_{stem}_marker", {RESOURCE_A})
+        assert not any("marker" in h.uko_uri for h in hits)
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+    service.refresh_index(RESOURCE_A, corpus)
+    for stem in ("paths", "errors", "log"):
+        hits = _search(service, "demo", f"streamed_{stem}_marker", {RESOURCE_A})
+        assert any(f"streamed_{stem}_marker" in h.uko_uri for h in hits)

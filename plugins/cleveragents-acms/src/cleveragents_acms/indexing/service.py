@@ -370,48 +370,70 @@ class RepoIndexingService:
             if progress is not None:
                 progress(len(analyses) + 1, total, outcome.relative)
 
-        with _phase(run, "analyse"):
-            for outcome in analyze_files(
-                self._analyzer_specs(),
-                root,
-                [f.relative for f in candidates],
-                resource_id,
-                workers=self.workers,
-                on_done=done,
-                embedder=self._light_embedder(),
-            ):
-                analyses.append(outcome)
+        def is_changed(outcome: FileAnalysis) -> bool:
+            previous = known.get(outcome.relative)
+            return force or previous is None or previous["content_hash"] != outcome.content_hash
+
+        if not candidates and not removed:
+            index = None
+        else:
+            with _phase(run, "open"):
+                index = ProjectIndex.open(project, self.registry, self.config, with_vectors=True)
+        try:
+            with _phase(run, "analyse"):
+                for outcome in analyze_files(
+                    self._analyzer_specs(),
+                    root,
+                    [f.relative for f in candidates],
+                    resource_id,
+                    workers=self.workers,
+                    on_done=done,
+                    embedder=self._light_embedder(),
+                ):
+                    analyses.append(outcome)
+                    # The text index needs no resolved edges: it is written while the
+                    # workers go on parsing, instead of after them.
+                    if index is not None and index.text is not None and is_changed(outcome):
+                        index.text.delete_paths(resource_id, [outcome.relative])
+                        index.text.add_nodes(outcome.result.nodes)
+            changed = [a for a in analyses if is_changed(a)]
+            run.files_analyzed = len(changed)
+            run.files_unchanged = len(discovery.files) - len(changed)
+            run.files_removed = len(removed)
+            if index is not None:
+                self._write(index, resource_id, changed, removed, run)
+        except BaseException:
+            if index is not None:
+                index.nodes.rollback()
+                if index.text is not None:
+                    index.text.rollback()
+                if index.vectors is not None:
+                    index.vectors.rollback()
+            raise
+        finally:
+            if index is not None:
+                with _phase(run, "close"):
+                    index.close()
         by_path = {f.relative: f for f in discovery.files}
-        changed = [
-            a
-            for a in analyses
-            if force
-            or a.relative not in known
-            or known[a.relative]["content_hash"] != a.content_hash
-        ]
         changed_paths = {a.relative for a in changed}
         touched_only = [a for a in analyses if a.relative not in changed_paths]
-        run.files_analyzed = len(changed)
-        run.files_unchanged = len(discovery.files) - len(changed)
-        run.files_removed = len(removed)
-        self._write(project, resource_id, changed, removed, run)
         with _phase(run, "record"):
             return self._record_files(index_id, known, changed, touched_only, removed, by_path, run)
 
     def _write(
         self,
-        project: str,
+        index: ProjectIndex,
         resource_id: str,
         changed: Sequence[FileAnalysis],
         removed: Sequence[str],
         run: IndexRun,
     ) -> None:
-        """Apply the run to the project's stores; all-or-nothing for text and node store."""
+        """Apply the run to the project's stores (the text index already has the changed
+        files); the caller rolls the text index and node store back if this raises."""
         if not changed and not removed:
             return
-        with _phase(run, "open"):
-            index = ProjectIndex.open(project, self.registry, self.config, with_vectors=True)
         valid_from = _now().isoformat()
+        loader = None
         try:
             paths = [a.relative for a in changed] + list(removed)
             new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
@@ -443,7 +465,6 @@ class RepoIndexingService:
                     inserts.append((node, fingerprint, old[1] if old else None))
                 retired = [uri for uri in previous if uri not in new_uris]
                 run.nodes_retired = len(retired)
-            loader = None
             if index.graph is not None:
                 with _phase(run, "graph"):
                     loader = self._write_graph(
@@ -454,10 +475,9 @@ class RepoIndexingService:
                 index.nodes.retire(retired + revised_uris, valid_until=valid_from)
                 blobs = {uri: b for a in changed for uri, b in a.store_blobs.items()}
                 index.nodes.insert(inserts, valid_from=valid_from, blobs=blobs)
-            if index.text is not None:
+            if index.text is not None and removed:
                 with _phase(run, "text"):
-                    index.text.delete_paths(resource_id, paths)
-                    index.text.add_nodes(new_nodes)
+                    index.text.delete_paths(resource_id, removed)
             if index.vectors is not None:
                 with _phase(run, "vectors"):
                     index.vectors.remove(retired + revised_uris)
@@ -481,15 +501,7 @@ class RepoIndexingService:
         except BaseException:
             if loader is not None:
                 loader.abort()
-            index.nodes.rollback()
-            if index.text is not None:
-                index.text.rollback()
-            if index.vectors is not None:
-                index.vectors.rollback()
             raise
-        finally:
-            with _phase(run, "close"):
-                index.close()
 
     @staticmethod
     def _write_graph(

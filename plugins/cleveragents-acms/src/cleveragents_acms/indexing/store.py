@@ -129,8 +129,11 @@ class NodeStore:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version not in (0, _SCHEMA_VERSION):
             raise RuntimeError(f"{path}: node store schema {version} is newer than this version")
-        self._db.executescript(_SCHEMA)
-        self._db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+        if version == 0:
+            # Only a new store is written to here: a reader opening a store that an
+            # indexer is writing must not queue behind its transaction.
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
     def close(self) -> None:
         self._db.close()
