@@ -234,6 +234,25 @@ class Indexer:
             "seconds": round(time.perf_counter() - started, 1),
         }
 
+    def ensure_vectors(self, corpus: Corpus) -> int | None:
+        """Embed the release's nodes when a vector plugin is installed and the index was
+        built without one (as `cleveragents vector rebuild` does); None if nothing to do."""
+        from cleveragents import paths
+        from cleveragents_acms.indexing.store import NodeStore
+        from cleveragents_acms.indexing.vectors import open_vector_index, rebuild_from_nodes
+
+        if (paths.index_dir("vector", corpus.name) / "manifest.json").exists():
+            return None
+        vectors = open_vector_index(self.app.registry, self.app.config, corpus.name, reset=True)
+        if vectors is None:
+            return None
+        nodes = NodeStore(paths.index_dir("graph", corpus.name) / "nodes.db")
+        try:
+            return rebuild_from_nodes(vectors, nodes)
+        finally:
+            nodes.close()
+            vectors.close()
+
     def current_nodes(self, corpus: Corpus) -> list[Any]:
         """Every current UKO node of the release's index (for the chunk baselines)."""
         from cleveragents_acms.indexing.project_index import ProjectIndex
@@ -249,7 +268,8 @@ class Indexer:
 def index_release(indexer: Indexer, corpus: Corpus, *, reindex: bool) -> dict[str, Any] | None:
     """Index ``corpus`` unless its index is ready; None when nothing had to be done."""
     if not reindex and indexer.is_ready(corpus):
-        return None
+        added = indexer.ensure_vectors(corpus)
+        return None if added is None else {"vectors_added": added}
     return indexer.index(corpus, force=reindex)
 
 

@@ -345,7 +345,9 @@ def main(argv: list[str] | None = None) -> None:
         try:
             corpus = corpora.fetch_release(cache, corpus_name, first.pypi_name, first.version)
             indexed = corpora.index_release(indexer, corpus, reindex=args.reindex)
-            if indexed:
+            if indexed and "vectors_added" in indexed:
+                log(f"{corpus_name}: embedded {indexed['vectors_added']} nodes")
+            elif indexed:
                 log(
                     f"{corpus_name}: indexed {indexed['files']} files, {indexed['nodes']} nodes "
                     f"in {indexed['seconds']}s"
