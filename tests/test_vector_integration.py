@@ -64,22 +64,19 @@ def test_every_node_is_embedded_and_changes_replace_vectors(indexed: tuple[Path,
     assert after["vectors"]["count"] == status["vectors"]["count"] + 1
 
 
+def _assemble_semantic(home: Path) -> subprocess.CompletedProcess[str]:
+    """`context assemble --strategy semantic-embedding --json` in project demo, 3000 tokens."""
+    question = "where are plugin entry points loaded"
+    return _run(
+        home, "context", "assemble", question, "--project", "demo", "--budget", "3000",
+        "--strategy", "semantic-embedding", "--json",
+    )  # fmt: skip
+
+
 def test_semantic_strategy_runs_on_the_vectors(indexed: tuple[Path, Path]) -> None:
     """With vectors present, semantic-embedding contributes to an assembly."""
     home, _ = indexed
-    out = _run(
-        home,
-        "context",
-        "assemble",
-        "where are plugin entry points loaded",
-        "--project",
-        "demo",
-        "--budget",
-        "3000",
-        "--strategy",
-        "semantic-embedding",
-        "--json",
-    )
+    out = _assemble_semantic(home)
     data = json.loads(out.stdout)
     assert "semantic-embedding" in data["strategies_used"]
     assert data["total_tokens"] + data["preamble_tokens"] <= 3000
@@ -190,19 +187,7 @@ def test_a_corrupt_vector_index_is_rebuilt_when_searching(indexed: tuple[Path, P
     raw = bytearray(target.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     target.write_bytes(bytes(raw))
-    out = _run(
-        home,
-        "context",
-        "assemble",
-        "where are plugin entry points loaded",
-        "--project",
-        "demo",
-        "--budget",
-        "3000",
-        "--strategy",
-        "semantic-embedding",
-        "--json",
-    )
+    out = _assemble_semantic(home)
     assert "rebuilding it from the node store" in out.stderr
     assert "semantic-embedding" in json.loads(out.stdout)["strategies_used"]
     assert _status(home)["vectors"]["count"] == before["vectors"]["count"]

@@ -1064,10 +1064,7 @@ class FaissVectorBackend:
             )
             self._publish(manifest)
         except BaseException:
-            for leftover in temporary:
-                leftover.unlink(missing_ok=True)
-            for name in names:
-                (self.location / name).unlink(missing_ok=True)
+            self._discard(temporary, names)
             raise
         for vector_id, offset in offsets.items():
             self._entries[vector_id].offset = offset
@@ -1076,6 +1073,13 @@ class FaissVectorBackend:
         self._base, self._base_count, self._full_write = manifest, len(self._entries), False
         self._base_dead = len(self._tombstones)
         self._legacy_keys = None
+
+    def _discard(self, temporary: list[Path], names: list[str]) -> None:
+        """Remove the files of a write that failed before its manifest was published."""
+        for leftover in temporary:
+            leftover.unlink(missing_ok=True)
+        for name in names:
+            (self.location / name).unlink(missing_ok=True)
 
     def _write_delta(self) -> None:
         """Write what changed since the base: its vectors, entries and removed ids."""
@@ -1119,10 +1123,7 @@ class FaissVectorBackend:
             )
             self._publish(manifest)
         except BaseException:
-            for leftover in temporary:
-                leftover.unlink(missing_ok=True)
-            for name in names:
-                (self.location / name).unlink(missing_ok=True)
+            self._discard(temporary, names)
             raise
         self._checked.update(record.name for record in records)
         self._base = manifest
