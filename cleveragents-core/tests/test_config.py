@@ -73,6 +73,7 @@ def test_defaults_follow_the_spec(home: Path, tmp_path: Path) -> None:
     assert config.get("context.file.max-total-size") == 52_428_800
     assert config.get("context.query.min-relevance") == 0.3
     assert config.get("context.strategies.enabled") == [
+        "arce",
         "simple-keyword",
         "semantic-embedding",
         "breadth-depth-navigator",
