@@ -155,6 +155,7 @@ class ProjectReaders:
 
     def __init__(self, registry: Any, config: Any, project: str) -> None:
         self.project = project
+        self._config = config
         self.notes: list[str] = []
         graph_dir = paths.index_dir("graph", project)
         self.nodes = NodeStore(graph_dir / "nodes.db")
@@ -196,12 +197,8 @@ class ProjectReaders:
         except Exception as exc:
             self.notes.append(f"vector search unavailable: {type(exc).__name__}: {exc}")
             return None
-        try:
-            from cleveragents_acms.indexing.vectors import prepare_for_search
-
-            prepare_for_search(registry, config, self.project, backend, self.nodes)
-        except Exception as exc:
-            self.notes.append(f"vector index could not be rebuilt: {type(exc).__name__}: {exc}")
+        if getattr(backend, "needs_rebuild", False):  # found corrupt on opening: rebuild now
+            self._prepare(registry, backend)
         count = getattr(backend, "count", None)
         try:
             empty = callable(count) and int(count()) == 0
@@ -216,12 +213,23 @@ class ProjectReaders:
         """Queries must be embedded by the embedder the index was built with."""
         name = getattr(backend, "embedder_name", None)
         if name and name in registry.embedders:
-            return VectorWithEmbedder(backend, registry.embedders[name])
+            return VectorWithEmbedder(
+                backend, registry.embedders[name], prepare=lambda: self._prepare(registry, backend)
+            )
         self.notes.append(
             f"semantic search unavailable: the vector index was built with embedder '{name}', "
             "which is not installed; run `cleveragents vector rebuild`"
         )
         return backend
+
+    def _prepare(self, registry: Any, backend: Any) -> None:
+        """Read the vector index (rebuilding it first if it is corrupt) for its first search."""
+        from cleveragents_acms.indexing.vectors import prepare_for_search
+
+        try:
+            prepare_for_search(registry, self._config, self.project, backend, self.nodes)
+        except Exception as exc:
+            self.notes.append(f"vector index could not be rebuilt: {type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         for handle in (self.text, self.graph, self.vector, self.nodes):
@@ -255,14 +263,27 @@ class PathFilteredText:
 
 
 class VectorWithEmbedder:
-    """A vector backend paired with the embedder its vectors come from."""
+    """A vector backend paired with the embedder its vectors come from.
 
-    def __init__(self, inner: Any, embedder: Any) -> None:
+    ``prepare`` runs once, before the first search: reading a large index costs
+    a noticeable part of an assembly, so only assemblies that search it pay.
+    """
+
+    def __init__(self, inner: Any, embedder: Any, *, prepare: Any = None) -> None:
         self._inner = inner
         self.embedder = embedder
+        self._prepare = prepare
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+    def similarity_search(
+        self, embedding: Any, *, scope: frozenset[str] | None = None, top_k: int = 20
+    ) -> list[VectorResult]:
+        if self._prepare is not None:
+            prepare, self._prepare = self._prepare, None
+            prepare()
+        return self._inner.similarity_search(embedding, scope=scope, top_k=top_k)
 
 
 class PathFilteredVector:
