@@ -205,6 +205,19 @@ class DroppedFragment(BaseModel):
     delivered_depth: int | None = None  # None: dropped entirely
     reason: str
 
+    @classmethod
+    def of(
+        cls, fragment: ContextFragment, reason: str, delivered_depth: int | None = None
+    ) -> DroppedFragment:
+        """The record of ``fragment`` left out (or delivered at ``delivered_depth``)."""
+        return cls(
+            uko_node=fragment.uko_node,
+            path=fragment.provenance.path,
+            detail_depth=fragment.detail_depth,
+            delivered_depth=delivered_depth,
+            reason=reason,
+        )
+
 
 class AssembledContext(BaseModel):
     """The fused, budget-respecting context delivered to an actor."""

@@ -46,7 +46,7 @@ def finish(
     for fragment in context.fragments:
         path = fragment.provenance.path
         if path and not view.allows_path(path):
-            dropped.append(_dropped(fragment, "excluded by the project's context view"))
+            dropped.append(DroppedFragment.of(fragment, "excluded by the project's context view"))
             continue
         content = (
             fragment.content
@@ -77,7 +77,7 @@ def finish(
     while over > 0 and kept:
         weakest = min(kept, key=lambda f: f.relevance_score)
         kept.remove(weakest)
-        dropped.append(_dropped(weakest, "over budget after masking secrets"))
+        dropped.append(DroppedFragment.of(weakest, "over budget after masking secrets"))
         over -= weakest.token_count
     if dropped or changed:
         context = rebuild_context(context, kept, dropped)
@@ -232,14 +232,4 @@ def build_report(
         scope=scope.to_dict(),
         ms=ms,
         dry_run=dry_run,
-    )
-
-
-def _dropped(fragment: ContextFragment, reason: str) -> DroppedFragment:
-    return DroppedFragment(
-        uko_node=fragment.uko_node,
-        path=fragment.provenance.path,
-        detail_depth=fragment.detail_depth,
-        delivered_depth=None,
-        reason=reason,
     )

@@ -273,7 +273,7 @@ class ContextBudgetEnforcer:
             if too_big:
                 kept = [f for f in kept if f not in too_big]
                 reason = f"source file larger than max_file_size ({view.max_file_size} bytes)"
-                dropped.extend(_dropped(f, reason) for f in too_big)
+                dropped.extend(DroppedFragment.of(f, reason) for f in too_big)
                 notes.append(f"{len(too_big)} fragment(s) left out: {reason}")
         if view.max_total_size is not None:
             total = sum(_size(f) for f in kept)
@@ -287,7 +287,7 @@ class ContextBudgetEnforcer:
                     total -= _size(fragment)
                 kept = [f for f in kept if f not in cut]
                 reason = f"context larger than max_total_size ({view.max_total_size} bytes)"
-                dropped.extend(_dropped(f, reason) for f in cut)
+                dropped.extend(DroppedFragment.of(f, reason) for f in cut)
                 notes.append(f"{len(cut)} fragment(s) left out: {reason}")
         if not dropped:
             return context
@@ -296,16 +296,6 @@ class ContextBudgetEnforcer:
 
 def _size(fragment: ContextFragment) -> int:
     return len(fragment.content.encode("utf-8"))
-
-
-def _dropped(fragment: ContextFragment, reason: str) -> DroppedFragment:
-    return DroppedFragment(
-        uko_node=fragment.uko_node,
-        path=fragment.provenance.path,
-        detail_depth=fragment.detail_depth,
-        delivered_depth=None,
-        reason=reason,
-    )
 
 
 def _rebuilt(

@@ -24,6 +24,7 @@ from typing import Any
 
 from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
+from cleveragents_acms.indexing.store import node_blobs
 
 __all__ = ["ComponentSpec", "FileAnalysis", "analyze_files", "embed_nodes"]
 
@@ -166,8 +167,6 @@ def _work(args: tuple[str, str, str]) -> FileAnalysis:
     outcome = analyze_one(_ANALYZERS, *args)
     # What the main process would otherwise compute per node, serially, while writing
     # (compressed, so it also travels back cheaper than the renderings it encodes).
-    from cleveragents_acms.indexing.store import node_blobs
-
     outcome.store_blobs = {n.uri: node_blobs(n) for n in outcome.result.nodes}
     if _EMBEDDER and outcome.result.nodes:
         name, embedder = _EMBEDDER[0]

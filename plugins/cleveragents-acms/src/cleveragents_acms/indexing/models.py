@@ -62,7 +62,9 @@ class IndexRun:
     nodes_unchanged: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
-    #: Seconds per phase (discover, analyse, resolve, nodes, text, graph, vectors, commit).
+    #: Seconds per phase (open, discover, analyse, resolve, graph, nodes, text, vectors,
+    #: graph-wait, commit, close, record, finish); changed files reach the text index
+    #: during ``analyse``, so ``text`` only counts removed files.
     phases: dict[str, float] = field(default_factory=dict)
 
     def timed(self, phase: str, seconds: float) -> None:

@@ -70,10 +70,11 @@ class GreedyKnapsackPacker:
         for _, item in ranked:
             fragment = item.fragment
             if fragment.uko_node in nodes:
-                dropped.append(_dropped(fragment, None, "another rendering of the node was packed"))
+                reason = "another rendering of the node was packed"
+                dropped.append(DroppedFragment.of(fragment, reason))
                 continue
             if fragment.token_count <= 0 or not fragment.content.strip():
-                dropped.append(_dropped(fragment, None, "empty fragment"))
+                dropped.append(DroppedFragment.of(fragment, "empty fragment"))
                 continue
             if fragment.token_count <= remaining:
                 packed.append(fragment)
@@ -83,13 +84,13 @@ class GreedyKnapsackPacker:
             shallower = self._fallback(fragment, remaining, steps, minimum, renderer)
             if shallower is None:
                 reason = "over budget at every depth" if renderer else "over budget"
-                dropped.append(_dropped(fragment, None, reason))
+                dropped.append(DroppedFragment.of(fragment, reason))
                 continue
             packed.append(shallower)
             nodes.add(fragment.uko_node)
             remaining -= shallower.token_count
             dropped.append(
-                _dropped(fragment, shallower.detail_depth, "re-rendered shallower to fit")
+                DroppedFragment.of(fragment, "re-rendered shallower to fit", shallower.detail_depth)
             )
         if services is not None:
             services.dropped.extend(dropped)
@@ -125,13 +126,3 @@ class GreedyKnapsackPacker:
             if minimum <= rendered.token_count <= remaining and rendered.token_count > 0:
                 return rendered
         return None
-
-
-def _dropped(fragment: ContextFragment, delivered: int | None, reason: str) -> DroppedFragment:
-    return DroppedFragment(
-        uko_node=fragment.uko_node,
-        path=fragment.provenance.path,
-        detail_depth=fragment.detail_depth,
-        delivered_depth=delivered,
-        reason=reason,
-    )
