@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pyoxigraph as ox
 import pytest
 
 from cleveragents.errors import ConfigurationError, ValidationError
@@ -137,6 +138,30 @@ def test_literals_with_quotes_and_newlines_round_trip(backend: OxigraphGraphBack
     backend.add_nodes([function(RES_A, "m.py", "f", signature=tricky)], valid_from=T1)
     triples = backend.get_triples(node_uri(RES_A, "m.py", "f")).triples
     assert (node_uri(RES_A, "m.py", "f"), SIGNATURE, tricky) in triples
+
+
+def test_edge_targets_become_iris_or_literals(backend: OxigraphGraphBackend) -> None:
+    """A target with a scheme and no whitespace is an IRI; anything else stays a literal."""
+    node = function(
+        RES_A,
+        "m.py",
+        "f",
+        edges=[
+            ("uko-code:calls", "https://example.org/lib#g"),
+            ("uko-code:calls", "symbol:pkg.helper"),
+            ("uko-code:calls", "symbol:not an iri"),
+            ("uko-code:calls", "plain words"),
+        ],
+    )
+    backend.add_nodes([node], valid_from=T1)
+    quads = backend.store.quads_for_pattern(ox.NamedNode(node.uri), ox.NamedNode(CALLS), None)
+    kinds = {q.object.value: isinstance(q.object, ox.NamedNode) for q in quads}
+    assert kinds == {
+        "https://example.org/lib#g": True,
+        "symbol:pkg.helper": True,
+        "symbol:not an iri": False,
+        "plain words": False,
+    }
 
 
 def test_sparql_is_confined_to_the_scope(two_resources: OxigraphGraphBackend) -> None:

@@ -63,10 +63,10 @@ PROPERTY_CURIES: dict[str, str] = {
     "content_hash": "uko:contentHash",
 }
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+#: A scheme and no whitespace anywhere: a value to write as an IRI, not a literal.
+_IRI_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*\Z")
 _IRI_FORBIDDEN = re.compile(r'[\x00-\x20<>"{}|^`\\]')
 _LOCAL_NAME = re.compile(r"^[A-Za-z_][\w\-]*$")
-_LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
 _SERVICE = re.compile(
     r"(?<![\w:?$])SERVICE\s+(?:SILENT\s+)?(?:<|[?$]|[A-Za-z_][\w.-]*:)", re.IGNORECASE
 )
@@ -128,11 +128,16 @@ def _safe_iri(value: str) -> str:
 
 
 def _looks_like_iri(value: str) -> bool:
-    return bool(_SCHEME.match(value)) and not any(c.isspace() for c in value)
+    return _IRI_LIKE.match(value) is not None
 
 
 def _literal(value: str) -> str:
-    return '"' + value.translate(_LITERAL_ESCAPES) + '"'
+    # Chained replaces run in C; str.translate looks every character up in a dict.
+    return (
+        '"'
+        + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        + '"'
+    )
 
 
 def _term_str(term: Any) -> str:

@@ -196,16 +196,13 @@ class OxigraphGraphBackend:
             if not fresh:
                 self._revise_existing(nodes, stamp)
             lines: list[str] = []
-            for node in nodes:
-                self._node_nquads(node, stamp, lines)
+            _NQuadsWriter(stamp, lines).write(nodes)
             self._load_nquads("".join(lines), len(lines))
         return len(lines)
 
     def node_nquads(self, nodes: Iterable[UKONode], valid_from: datetime, out: list[str]) -> None:
         """Append the N-Quads lines of the current version of ``nodes`` to ``out``."""
-        stamp = _lexical(valid_from)
-        for node in nodes:
-            self._node_nquads(node, stamp, out)
+        _NQuadsWriter(_lexical(valid_from), out).write(nodes)
 
     def load_in_background(self) -> BackgroundLoad:
         """Hand the store to a child process for a bulk load of fresh nodes.
@@ -246,32 +243,6 @@ class OxigraphGraphBackend:
             self.retire(revise, valid_until=until, successor_uris=revise)
         for quad in replace:
             store.remove(quad)
-
-    def _node_nquads(self, node: UKONode, stamp: str, out: list[str]) -> None:
-        s = f"<{_safe_iri(node.uri)}>"
-        g = f" <{current_graph(node.resource_id)}> .\n"
-        out.append(f"{s} <{RDF_TYPE}> <{_safe_iri(_expand(node.uko_type))}>{g}")
-        out.append(f"{s} <{UKO}name> {_literal(node.name)}{g}")
-        if node.qualname:
-            out.append(f"{s} <{UKO}qualifiedName> {_literal(node.qualname)}{g}")
-        if node.language:
-            out.append(f"{s} <{UKO}language> {_literal(node.language)}{g}")
-        out.append(f"{s} <{UKO}sourceResource> {_literal(node.resource_id)}{g}")
-        out.append(f"{s} <{UKO}sourcePath> {_literal(node.path)}{g}")
-        out.append(f'{s} <{UKO}sourceRange> "{node.start_line}:1-{node.end_line}:0"{g}')
-        out.append(f'{s} <{UKO}validFrom> "{stamp}"^^<{XSD}dateTime>{g}')
-        out.append(f'{s} <{UKO}isCurrent> "true"^^<{XSD}boolean>{g}')
-        if node.parent:
-            out.append(f"<{_safe_iri(node.parent)}> <{UKO}contains> {s}{g}")
-        for key, value in node.properties.items():
-            if value is None or value == "":
-                continue
-            out.append(f"{s} <{_property_iri(key)}> {_literal(str(value))}{g}")
-        for predicate, target in node.edges:
-            if not target:
-                continue
-            obj = f"<{_safe_iri(target)}>" if _looks_like_iri(target) else _literal(target)
-            out.append(f"{s} <{_safe_iri(_expand(predicate))}> {obj}{g}")
 
     def _load_nquads(self, text: str, count: int) -> None:
         if not count:
@@ -746,3 +717,57 @@ class OxigraphGraphBackend:
                 if not self.read_only:
                     self._store.flush()
                 self._store = None
+
+
+class _NQuadsWriter:
+    """The N-Quads lines of node versions, for bulk loads.
+
+    A cold index writes millions of quads: the IRIs a batch repeats (types,
+    predicates, graphs) are worked out once per batch, not once per quad.
+    """
+
+    def __init__(self, stamp: str, out: list[str]) -> None:
+        self.out = out
+        self._valid_from = f'"{stamp}"^^<{XSD}dateTime>'
+        self._iris: dict[str, str] = {}
+        self._properties: dict[str, str] = {}
+        self._graphs: dict[str, str] = {}
+
+    def _iri(self, curie: str) -> str:
+        iri = self._iris.get(curie)
+        if iri is None:
+            iri = self._iris[curie] = f"<{_safe_iri(_expand(curie))}>"
+        return iri
+
+    def write(self, nodes: Iterable[UKONode]) -> None:
+        out = self.out
+        for node in nodes:
+            s = f"<{_safe_iri(node.uri)}>"
+            g = self._graphs.get(node.resource_id)
+            if g is None:
+                g = self._graphs[node.resource_id] = f" <{current_graph(node.resource_id)}> .\n"
+            out.append(f"{s} <{RDF_TYPE}> {self._iri(node.uko_type)}{g}")
+            out.append(f"{s} <{UKO}name> {_literal(node.name)}{g}")
+            if node.qualname:
+                out.append(f"{s} <{UKO}qualifiedName> {_literal(node.qualname)}{g}")
+            if node.language:
+                out.append(f"{s} <{UKO}language> {_literal(node.language)}{g}")
+            out.append(f"{s} <{UKO}sourceResource> {_literal(node.resource_id)}{g}")
+            out.append(f"{s} <{UKO}sourcePath> {_literal(node.path)}{g}")
+            out.append(f'{s} <{UKO}sourceRange> "{node.start_line}:1-{node.end_line}:0"{g}')
+            out.append(f"{s} <{UKO}validFrom> {self._valid_from}{g}")
+            out.append(f'{s} <{UKO}isCurrent> "true"^^<{XSD}boolean>{g}')
+            if node.parent:
+                out.append(f"<{_safe_iri(node.parent)}> <{UKO}contains> {s}{g}")
+            for key, value in node.properties.items():
+                if value is None or value == "":
+                    continue
+                predicate = self._properties.get(key)
+                if predicate is None:
+                    predicate = self._properties[key] = _property_iri(key)
+                out.append(f"{s} <{predicate}> {_literal(str(value))}{g}")
+            for predicate, target in node.edges:
+                if not target:
+                    continue
+                obj = f"<{_safe_iri(target)}>" if _looks_like_iri(target) else _literal(target)
+                out.append(f"{s} {self._iri(predicate)} {obj}{g}")
