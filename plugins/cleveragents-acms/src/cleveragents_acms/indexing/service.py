@@ -15,6 +15,7 @@ unfinished files. The status row names the worker process; a row stuck in
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import socket
 import time
@@ -60,6 +61,23 @@ def _phase(run: IndexRun, name: str) -> Iterator[None]:
         yield
     finally:
         run.timed(name, time.perf_counter() - started)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Hold the cyclic garbage collector off for one run.
+
+    A run keeps every analysis alive until it is written, millions of objects with
+    hardly a cycle among them, and each full collection walks all of them: about
+    3 s of a 5,000-file cold run went to collections that freed nothing.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -112,19 +130,20 @@ class RepoIndexingService:
         run = IndexRun()
         started = time.perf_counter()
         try:
-            files = self._run(
-                index_id,
-                resource_id,
-                project,
-                root.resolve(),
-                run,
-                force=force,
-                include_globs=include_globs,
-                exclude_globs=exclude_globs,
-                max_file_size=max_file_size,
-                max_total_size=max_total_size,
-                progress=progress,
-            )
+            with _no_cycle_collection():
+                files = self._run(
+                    index_id,
+                    resource_id,
+                    project,
+                    root.resolve(),
+                    run,
+                    force=force,
+                    include_globs=include_globs,
+                    exclude_globs=exclude_globs,
+                    max_file_size=max_file_size,
+                    max_total_size=max_total_size,
+                    progress=progress,
+                )
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
             message = "indexing was interrupted" if interrupted else _describe(exc)
