@@ -207,6 +207,11 @@ class NodeStore:
     ) -> dict[str, tuple[str, str]]:
         """``uri -> (fingerprint, valid_from)`` of the current nodes of these files."""
         out: dict[str, tuple[str, str]] = {}
+        # A cold index asks about thousands of files of a resource with no node yet.
+        if not self._db.execute(
+            "SELECT 1 FROM nodes WHERE resource_id = ? AND is_current = 1 LIMIT 1", (resource_id,)
+        ).fetchone():
+            return out
         for path in paths:
             for row in self._db.execute(
                 "SELECT uri, fingerprint, valid_from FROM nodes "
