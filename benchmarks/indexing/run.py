@@ -1,6 +1,7 @@
 """Indexing benchmark on a real corpus of 10,000+ files that no one here wrote.
 
     .venv/bin/python benchmarks/indexing/run.py [--cache DIR] [--queries 200] [--json]
+                                                [--without-vectors]
 
 The corpus is the source distributions of Django 5.1.4 and SymPy 1.13.3 plus the pandas
 2.2.3 and scikit-learn 1.5.2 wheels (their sdists need a build backend to even download),
@@ -74,6 +75,11 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "cleveragents-bench")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--without-vectors",
+        action="store_true",
+        help="disable the vector plugin (faiss): text index, graph and node store only",
+    )
     args = parser.parse_args()
     corpus = fetch_corpus(args.cache)
     work = Path(tempfile.mkdtemp(prefix="ca-bench-"))
@@ -89,10 +95,14 @@ def main() -> None:
     root = work / "corpus"
     shutil.copytree(corpus, root, symlinks=True)
     total_files = sum(1 for p in root.rglob("*") if p.is_file())
-    host = PluginHost.load()
+    host = PluginHost.load(["no:faiss"] if args.without_vectors else [])
     database = Database.for_sqlite_file(work / "home" / "cleveragents.db")
     service = RepoIndexingService(database, host.registry, load_config(cwd=work))
-    results: dict[str, object] = {"corpus_files": total_files, "corpus": [*SDISTS, *WHEELS]}
+    results: dict[str, object] = {
+        "corpus_files": total_files,
+        "corpus": [*SDISTS, *WHEELS],
+        "vectors": not args.without_vectors and bool(len(host.registry.backends.vector)),
+    }
     # Other work on the machine skews every time below: say how busy it was.
     results["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
 
