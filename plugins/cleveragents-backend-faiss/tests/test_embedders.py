@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -95,6 +96,95 @@ def test_hashing_ngram_vectors_never_change() -> None:
         0.288176,
         -0.201723,
     ]
+
+
+def _reference_vector(text: str, dimension: int = 512) -> list[float]:
+    """The hashing-ngram definition, written plainly: one text, feature by feature."""
+    import hashlib
+    import re
+    from collections import Counter
+
+    from cleveragents_backend_faiss import embedders
+
+    def slot(feature: str) -> tuple[int, float]:
+        h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+        return h % dimension, 1.0 if h >> 63 else -1.0
+
+    sequence: list[str] = []  # non-stopword parts, in order, across words
+    compounds: list[str] = []
+    for word in re.findall(r"\w+", text):
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            compounds.append("".join(parts))
+        sequence += [p for p in parts if p not in embedders._STOPWORDS]
+    features: list[tuple[str, float]] = []
+    for part, tf in Counter(sequence).items():
+        weight = (1 + math.log(tf)) * (0.25 if part in embedders._BOILERPLATE else 1.0)
+        features.append(("w:" + embedders._stem(part), weight))
+        padded = f"<{part}>"
+        grams = [padded[i : i + n] for n in (3, 4) for i in range(len(padded) - n + 1)]
+        if len(part) >= 3:
+            features += [("c:" + g, weight * 0.7 / math.sqrt(len(grams))) for g in grams]
+    for compound, tf in Counter(compounds).items():
+        features.append(("i:" + compound, 0.7 * (1 + math.log(tf))))
+    bigrams = Counter(
+        (a, b)
+        for a, b in itertools.pairwise(sequence)
+        if a not in embedders._BOILERPLATE or b not in embedders._BOILERPLATE
+    )
+    for (a, b), tf in bigrams.items():
+        features.append((f"b:{embedders._stem(a)} {embedders._stem(b)}", 0.5 * (1 + math.log(tf))))
+    vector = [0.0] * dimension
+    for feature, weight in features or [("empty:", 1.0)]:
+        index, sign = slot(feature)
+        vector[index] += sign * weight
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0.0:
+        vector[slot("empty:")[0]], norm = 1.0, 1.0
+    return [x / norm for x in vector]
+
+
+TRICKY_TEXTS = (
+    "",
+    "   \t\n",
+    "!@#$%^&*() -> {}",
+    "the of and to a",
+    "of_the in_a",
+    "parse the config of the file parse config",
+    "self.value = self.value + self.value",
+    "return None if self is None else self",
+    "parseHTTPResponse_v2 HTTPServerError __init__ XMLHttpRequest getX",
+    "get_user get_user get_user user_get",
+    "naïve_café Straße ΑΒΓ_δ 識別子 x² ½ ٣٤",
+    "utf8 x86_64 3.14159 0xFF 1_000_000",
+    "aVeryLongIdentifierNameThatKeepsGoing_and_going_and_going" * 3,
+    "def handle(request):\n    return render(request, 'index.html', {'items': items})\n",
+)
+
+
+def test_hashing_ngram_matches_its_plain_definition() -> None:
+    """The batched implementation gives the plainly written one's vectors, one text at a time,
+    all together, and again once its tables are warm (stopword runs between identifiers,
+    repeated words, every naming style, non-ASCII words, digits, texts without words)."""
+    embedder = HashingNgramEmbedder()
+    expected = [_reference_vector(text) for text in TRICKY_TEXTS]
+    for _ in range(2):
+        together = embedder.embed_array(list(TRICKY_TEXTS))
+        alone = [embedder.embed_array([text])[0] for text in reversed(TRICKY_TEXTS)][::-1]
+        for want, got, single in zip(expected, together, alone, strict=True):
+            assert max(abs(w - g) for w, g in zip(want, got, strict=True)) < 1e-6
+            assert max(abs(w - s) for w, s in zip(want, single, strict=True)) < 1e-6
+
+
+def test_hashing_ngram_cache_bound_changes_no_vector() -> None:
+    """A tiny cache size makes the embedder forget what it learnt again and again: the
+    vectors stay the same, and what it keeps stays small."""
+    small = HashingNgramEmbedder(cache_size=5)
+    for text in list(TRICKY_TEXTS) * 2:
+        got = small.embed_array([text])[0]
+        assert max(abs(w - g) for w, g in zip(_reference_vector(text), got, strict=True)) < 1e-6
+    assert small._tables is not None
+    assert len(small._tables.words) < 30
 
 
 @needs_minilm

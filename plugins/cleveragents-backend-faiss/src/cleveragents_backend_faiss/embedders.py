@@ -29,8 +29,7 @@ import math
 import os
 import re
 import threading
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cleveragents.errors import ConfigurationError
@@ -59,6 +58,11 @@ def _word_set(words: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: ASCII text splits into the same words as ``_WORD`` finds once every byte that is not a
+#: letter, digit or underscore is made a space (several times faster than the pattern).
+_NOT_WORD_TO_SPACE = bytes(c if chr(c).isalnum() or c == 95 else 32 for c in range(128)) + (
+    b" " * 128
+)
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 #: English function words: no topical signal, dropped.
 _STOPWORDS = _word_set(
@@ -86,6 +90,7 @@ _SUFFIXES = (
     ("e", ""),
 )
 _KEEP_S = ("ss", "us", "is")
+_ANY_SUFFIX = tuple(suffix for suffix, _ in _SUFFIXES)
 
 
 def split_identifier(token: str) -> list[str]:
@@ -96,15 +101,18 @@ def split_identifier(token: str) -> list[str]:
     return list(_split_cached(token))
 
 
-# Code repeats its words endlessly: the pure functions of one word are memoised
-# (about 4x faster embedding, identical vectors).
+# Code repeats its words endlessly: the pure functions of one word are memoised.
 @functools.lru_cache(maxsize=1 << 18)
 def _split_cached(token: str) -> tuple[str, ...]:
+    if token.isascii() and token.isalpha() and token.islower():
+        return (token,)  # the usual word, which needs no regular expression
     parts: list[str] = []
     for piece in token.split("_"):
         if not piece:
             continue
-        if piece.isascii():
+        if piece.isascii() and piece.isalpha() and piece.islower():
+            parts.append(piece)
+        elif piece.isascii():
             parts.extend(p.lower() for p in _CAMEL.findall(piece))
         else:
             parts.append(piece.lower())
@@ -112,17 +120,11 @@ def _split_cached(token: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1 << 18)
-def _token_parts(token: str) -> tuple[str | None, tuple[str, ...]]:
-    """A word's compound identifier (when it has several parts) and its non-stopword parts."""
-    parts = _split_cached(token)
-    compound = "".join(parts) if len(parts) > 1 else None
-    return compound, tuple(p for p in parts if p not in _STOPWORDS)
-
-
-@functools.lru_cache(maxsize=1 << 18)
 def _stem(word: str) -> str:
     """A light suffix stripper (two passes) so ``parsing``/``parser``/``parses`` meet."""
     for _ in range(2):
+        if not word.endswith(_ANY_SUFFIX):
+            break
         for suffix, replacement in _SUFFIXES:
             if (
                 word.endswith(suffix)
@@ -136,8 +138,160 @@ def _stem(word: str) -> str:
     return word
 
 
-def _hash(feature: str) -> int:
-    return int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+def _hashes(features: Iterable[str]) -> np.ndarray:
+    """Each feature's 64-bit BLAKE2b hash (little-endian), as uint64."""
+    import numpy as np
+
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(f.encode(), digest_size=8).digest() for f in features])
+    return np.frombuffer(digests, dtype="<u8")
+
+
+#: Texts embedded together at most (bounds the row bits of the packed counting keys).
+_BATCH = 1024
+#: Contributions are rounded to multiples of 2**-36 (an error below 1e-11), so their sums
+#: are exact: a text's vector does not depend on the order features were first seen in.
+_SCALE = float(1 << 36)
+_TF_TABLE_SIZE = 4096
+
+
+@functools.cache
+def _tf_table() -> np.ndarray:
+    import numpy as np
+
+    return np.array([0.0] + [1.0 + math.log(tf) for tf in range(1, _TF_TABLE_SIZE)])
+
+
+def _tf_weight(tf: np.ndarray) -> np.ndarray:
+    """``1 + ln(tf)`` per count, from ``math.log`` (numpy's own log may differ in the last bit)."""
+    import numpy as np
+
+    if not len(tf) or tf.max() < _TF_TABLE_SIZE:
+        return _tf_table()[tf]
+    return np.array([1.0 + math.log(n) for n in tf.tolist()])
+
+
+def _words(text: str) -> list[bytes]:
+    """The ``_WORD`` matches of a text, UTF-8 encoded."""
+    if text.isascii():
+        return text.encode().translate(_NOT_WORD_TO_SPACE).split()
+    return [word.encode() for word in _WORD.findall(text)]
+
+
+class _WordIds(dict[bytes, int]):
+    """Word -> id; a word looked up for the first time gets the next id and is noted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.new: list[bytes] = []
+
+    def __missing__(self, word: bytes) -> int:
+        self.new.append(word)
+        self[word] = len(self)
+        return self[word]
+
+
+def _memoised(memo: dict[Any, int], keys: list[Any], compute: Any, limit: int) -> np.ndarray:
+    """``memo[key]`` (a non-negative int) for every key; the missing ones are computed
+    together, by ``compute(new_keys)``. The memo is emptied rather than grown much past
+    ``limit``."""
+    import numpy as np
+
+    if len(memo) > limit:
+        memo.clear()
+    found = np.fromiter(map(memo.get, keys, itertools.repeat(-1)), np.int64, len(keys))
+    absent = np.flatnonzero(found < 0)
+    if len(absent):
+        missing = [keys[i] for i in absent.tolist()]
+        new = list(dict.fromkeys(missing))
+        memo.update(zip(new, compute(new), strict=True))
+        found[absent] = list(map(memo.__getitem__, missing))
+    return found
+
+
+def _counted(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_counts=True)``, without its overhead on small arrays."""
+    import numpy as np
+
+    keys = np.sort(keys)
+    starts = np.ones(len(keys), dtype=bool)
+    np.not_equal(keys[1:], keys[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    counts = np.empty_like(first)
+    np.subtract(first[1:], first[:-1], out=counts[:-1])
+    counts[-1:] = len(keys) - first[-1:]
+    return keys[first], counts
+
+
+def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + c) for s, c in zip(start, count)])``, vectorised."""
+    import numpy as np
+
+    ends = np.cumsum(count)
+    return np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if len(ends) else 0)
+
+
+class _Column:
+    """A growable numpy array: appended lists or arrays are moved into the array (whose
+    capacity doubles) when it is read."""
+
+    __slots__ = ("_buffer", "_length", "_pending", "_size")
+
+    def __init__(self, dtype: Any) -> None:
+        import numpy as np
+
+        self._buffer = np.empty(1024, dtype=dtype)
+        self._size = self._length = 0
+        self._pending: list[Any] = []
+
+    def __len__(self) -> int:
+        return self._length
+
+    def extend(self, values: Any) -> None:
+        self._pending.append(values)
+        self._length += len(values)
+
+    def array(self) -> np.ndarray:
+        if self._pending:
+            import numpy as np
+
+            values = np.concatenate(self._pending).astype(self._buffer.dtype, copy=False)
+            self._pending.clear()
+            if self._length > len(self._buffer):
+                grown = np.empty(max(self._length, 2 * len(self._buffer)), self._buffer.dtype)
+                grown[: self._size] = self._buffer[: self._size]
+                self._buffer = grown
+            self._buffer[self._size : self._length] = values
+            self._size = self._length
+        return self._buffer[: self._size]
+
+
+class _Tables:
+    """Integer ids for the words and *units* seen so far, with each unit's hashed features,
+    so that texts are embedded with a few array operations.
+
+    A unit is a word part (its stem and character n-grams) or a compound identifier (one
+    feature); each counts once per occurrence and is weighted by ``1 + ln(tf)``. Ids mean
+    something only within one ``_Tables``: it is replaced whole when it outgrows the
+    embedder's cache size. A hashed feature is stored as ``index * 2 + (sign < 0)``.
+    """
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.words = _WordIds()  # UTF-8
+        self.word_start = _Column(np.int64)  # into word_units
+        self.word_count = _Column(np.int64)
+        self.word_units = _Column(np.int64)  # non-stopword parts in order, then the compound
+        self.units: dict[str, int] = {}  # a part, or "i:" + a compound
+        self.stems: list[str | None] = []  # per unit; None for a compound
+        self.is_part = _Column(np.bool_)
+        self.unit_weight = _Column(np.float64)  # 0.25 for boilerplate words
+        self.feature_start = _Column(np.int64)  # into feature_index / feature_value
+        self.feature_count = _Column(np.int64)
+        self.feature_index = _Column(np.int64)
+        self.feature_value = _Column(np.float64)
+        self.pairs: dict[int, int] = {}  # part a << 32 | part b -> slot of "b:stem_a stem_b"
 
 
 class HashingNgramEmbedder:
@@ -174,110 +328,182 @@ class HashingNgramEmbedder:
         self.char_weight = char_weight
         self.bigram_weight = bigram_weight
         self.identifier_weight = identifier_weight
-        self._cache: dict[str, tuple[Any, Any]] = {}
-        self._slots: dict[str, tuple[int, float]] = {}
-        self._pairs: dict[tuple[str, str], tuple[int, float]] = {}
+        self._slots: dict[str, int] = {}
+        self._tables: _Tables | None = None
+        self._empty: int | None = None  # slot of the fixed direction of wordless texts
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
-    def _slot(self, feature: str) -> tuple[int, float]:
-        slot = self._slots.get(feature)
-        if slot is None:
-            h = _hash(feature)
-            slot = (h % self.dimension, 1.0 if (h >> 63) & 1 else -1.0)
-            if len(self._slots) >= 4 * self._cache_size:
-                self._slots.clear()
-            self._slots[feature] = slot
-        return slot
-
-    def _part_features(self, part: str) -> tuple[np.ndarray, np.ndarray]:
-        """Hashed (indices, values) of one word part: its stem and its character n-grams."""
-        cached = self._cache.get(part)
-        if cached is not None:
-            return cached
+    def _hashed(self, features: list[str]) -> np.ndarray:
+        """Each feature's index and sign, as ``index * 2 + (sign < 0)`` (int64)."""
         import numpy as np
 
-        indices, values = [], []
-        index, sign = self._slot("w:" + _stem(part))
-        indices.append(index)
-        values.append(sign)
-        padded = f"<{part}>"
-        grams = [padded[i : i + n] for n in (3, 4) for i in range(len(padded) - n + 1)]
-        if len(part) >= 3 and grams:
-            weight = self.char_weight / math.sqrt(len(grams))
-            for gram in grams:
-                index, sign = self._slot("c:" + gram)
-                indices.append(index)
-                values.append(sign * weight)
-        result = (np.array(indices, dtype=np.int64), np.array(values, dtype=np.float64))
+        h = _hashes(features)
+        index = (h % np.uint64(self.dimension)).astype(np.int64)
+        return index * 2 + (h >> np.uint64(63) == 0)
+
+    def _slots_of(self, features: list[str]) -> np.ndarray:
+        """``_hashed``, remembering the slots of features (n-grams recur across words)."""
+        return _memoised(
+            self._slots, features, lambda new: self._hashed(new).tolist(), 4 * self._cache_size
+        )
+
+    def _add_words(self, tables: _Tables, words: list[bytes]) -> None:
+        """Adds the units of words just given the next ids, with the new units' features."""
+        import numpy as np
+
+        units, stems = tables.units, tables.stems
+        features: list[str] = []  # of the new units, one after another
+        counts: list[int] = []
+        gram_weights: list[float] = []  # per new unit: weight of its features after the first
+        first_weights: list[float] = []  # per new unit: weight of its first feature
+        unit_weights: list[float] = []
+        word_units: list[int] = []
+        word_counts: list[int] = []
+        for parts in map(_split_cached, map(bytes.decode, words)):
+            before = len(word_units)
+            for part in parts:
+                if part in _STOPWORDS:
+                    continue
+                unit = units.get(part)
+                if unit is None:
+                    unit = units[part] = len(stems)
+                    stem = _stem(part)
+                    stems.append(stem)
+                    unit_weights.append(0.25 if part in _BOILERPLATE else 1.0)
+                    features.append("w:" + stem)
+                    first_weights.append(1.0)
+                    if len(part) >= 3:
+                        padded = f"<{part}>"
+                        grams = ["c:" + padded[i : i + 3] for i in range(len(padded) - 2)]
+                        grams += ["c:" + padded[i : i + 4] for i in range(len(padded) - 3)]
+                        features += grams
+                        gram_weights.append(self.char_weight / math.sqrt(len(grams)))
+                        counts.append(1 + len(grams))
+                    else:
+                        gram_weights.append(0.0)
+                        counts.append(1)
+                word_units.append(unit)
+            if len(parts) > 1:
+                compound = "i:" + "".join(parts)
+                unit = units.get(compound)
+                if unit is None:
+                    unit = units[compound] = len(stems)
+                    stems.append(None)
+                    unit_weights.append(1.0)
+                    features.append(compound)
+                    first_weights.append(self.identifier_weight)
+                    gram_weights.append(0.0)
+                    counts.append(1)
+                word_units.append(unit)
+            word_counts.append(len(word_units) - before)
+        if counts:
+            slots = self._slots_of(features)
+            starts = np.cumsum(counts) - counts
+            weights = np.repeat(gram_weights, counts)
+            weights[starts] = first_weights
+            tables.feature_start.extend(starts + len(tables.feature_index))
+            tables.feature_count.extend(counts)
+            tables.feature_index.extend(slots >> 1)
+            tables.feature_value.extend(np.where(slots & 1, -weights, weights))
+            tables.is_part.extend([s is not None for s in stems[len(stems) - len(counts) :]])
+            tables.unit_weight.extend(unit_weights)
+        tables.word_start.extend(np.cumsum(word_counts) - word_counts + len(tables.word_units))
+        tables.word_count.extend(word_counts)
+        tables.word_units.extend(word_units)
+
+    def _word_ids(self, words: list[bytes]) -> tuple[_Tables, np.ndarray]:
+        """The tables and the id of every word (new words are added first)."""
+        import numpy as np
+
+        tables = self._tables
+        if (
+            tables is None
+            or len(tables.words) > self._cache_size
+            or len(tables.stems) > 2 * self._cache_size
+        ):
+            tables = self._tables = _Tables()
+        try:
+            ids = np.fromiter(map(tables.words.__getitem__, words), np.int64, len(words))
+            if tables.words.new:
+                new, tables.words.new = tables.words.new, []
+                self._add_words(tables, new)
+        except BaseException:
+            self._tables = None  # words with ids but no units: start afresh
+            raise
+        return tables, ids
+
+    def _pair_slots(self, tables: _Tables, keys: np.ndarray) -> np.ndarray:
+        """The slot of each bigram ``a << 32 | b``; new ones are hashed from the two stems."""
+        stems = tables.stems
+
+        def hashed(new: list[int]) -> list[int]:
+            features = [f"b:{stems[k >> 32]} {stems[k & 0xFFFFFFFF]}" for k in new]
+            return self._hashed(features).tolist()
+
+        return _memoised(tables.pairs, keys.tolist(), hashed, 4 * self._cache_size)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        n, dim = len(texts), self.dimension
+        per_text = [_words(text) for text in texts]
         with self._lock:
-            if len(self._cache) >= self._cache_size:
-                self._cache.clear()
-            self._cache[part] = result
-        return result
+            tables, ids = self._word_ids(list(itertools.chain.from_iterable(per_text)))
+            word_row = np.repeat(np.arange(n, dtype=np.int64), [len(w) for w in per_text])
+            # Every text's units, all texts one after another.
+            count = tables.word_count.array()[ids]
+            units = tables.word_units.array()[_ranges(tables.word_start.array()[ids], count)]
+            row = np.repeat(word_row, count)
+            n_units = len(tables.stems)
+            unit_weight = tables.unit_weight.array()
 
-    def _pair_slot(self, a: str, b: str) -> tuple[int, float]:
-        slot = self._pairs.get((a, b))
-        if slot is None:
-            slot = self._slot(f"b:{_stem(a)} {_stem(b)}")
-            if len(self._pairs) >= 4 * self._cache_size:
-                self._pairs.clear()
-            self._pairs[(a, b)] = slot
-        return slot
+            # Each unit's features, scaled by (1 + ln tf) and a quarter for boilerplate.
+            keys, tf = _counted(row * n_units + units)
+            unit_row, unit = np.divmod(keys, n_units)
+            weight = _tf_weight(tf) * unit_weight[unit]
+            feature_count = tables.feature_count.array()[unit]
+            feature = _ranges(tables.feature_start.array()[unit], feature_count)
+            rows = [np.repeat(unit_row, feature_count)]
+            indices = [tables.feature_index.array()[feature]]
+            values = [tables.feature_value.array()[feature] * np.repeat(weight, feature_count)]
 
-    def _vector(self, text: str) -> np.ndarray:
-        import numpy as np
+            # Bigrams: adjacent parts within a text (stopwords skipped), unless both are
+            # boilerplate.
+            in_sequence = tables.is_part.array()[units]
+            sequence, row = units[in_sequence], row[in_sequence]
+            first, second = sequence[:-1], sequence[1:]
+            adjacent = (row[:-1] == row[1:]) & (
+                (unit_weight[first] == 1.0) | (unit_weight[second] == 1.0)
+            )
+            # Counted by pair, then text: each distinct pair of the batch is looked up once.
+            keys, tf = _counted(
+                (first[adjacent] * n_units + second[adjacent]) * n + row[1:][adjacent]
+            )
+            pair, pair_row = np.divmod(keys, n)
+            new_pair = np.concatenate([pair[:1] == pair[:1], pair[1:] != pair[:-1]])
+            first, second = np.divmod(pair[new_pair], n_units)
+            slot = self._pair_slots(tables, (first << 32) | second)[np.cumsum(new_pair) - 1]
+            rows.append(pair_row)
+            indices.append(slot >> 1)
+            values.append((1.0 - 2.0 * (slot & 1)) * self.bigram_weight * _tf_weight(tf))
+            if self._empty is None:
+                self._empty = int(self._slots_of(["empty:"])[0])
+            empty = self._empty
 
-        sequence: list[str] = []
-        compounds: list[str] = []
-        for token in _WORD.findall(text):
-            compound, kept = _token_parts(token)
-            if compound:
-                compounds.append(compound)
-            sequence.extend(kept)
-        # Each part's hashed features, scaled by its weight in one vectorised product
-        # (the same float64 products as scaling part by part).
-        part_indices: list[np.ndarray] = []
-        part_values: list[np.ndarray] = []
-        weights: list[float] = []
-        lengths: list[int] = []
-        for part, tf in Counter(sequence).items():
-            features, signs = self._part_features(part)
-            part_indices.append(features)
-            part_values.append(signs)
-            weights.append((1.0 + math.log(tf)) * (0.25 if part in _BOILERPLATE else 1.0))
-            lengths.append(len(features))
-        indices: list[np.ndarray] = []
-        values: list[np.ndarray] = []
-        if part_indices:
-            indices.append(np.concatenate(part_indices))
-            values.append(np.concatenate(part_values) * np.repeat(weights, lengths))
-        singles: list[tuple[int, float]] = []
-        for identifier, tf in Counter(compounds).items():
-            index, sign = self._slot("i:" + identifier)
-            singles.append((index, sign * self.identifier_weight * (1.0 + math.log(tf))))
-        pairs = Counter(
-            (a, b)
-            for a, b in itertools.pairwise(sequence)
-            if a not in _BOILERPLATE or b not in _BOILERPLATE
-        )
-        for (a, b), tf in pairs.items():
-            index, sign = self._pair_slot(a, b)
-            singles.append((index, sign * self.bigram_weight * (1.0 + math.log(tf))))
-        if singles:
-            indices.append(np.array([i for i, _ in singles], dtype=np.int64))
-            values.append(np.array([v for _, v in singles], dtype=np.float64))
-        if not indices:  # no word at all: one fixed direction, so the vector is still unit length
-            index, sign = self._slot("empty:")
-            indices, values = [np.array([index])], [np.array([sign])]
-        vector = np.bincount(
-            np.concatenate(indices), weights=np.concatenate(values), minlength=self.dimension
-        )
-        norm = float(np.linalg.norm(vector))
-        if norm == 0.0:  # features cancelled out exactly: fall back to the fixed direction
-            vector[self._slot("empty:")[0]] = 1.0
-            norm = 1.0
-        return (vector / norm).astype(np.float32)
+        flat = np.concatenate(rows) * dim + np.concatenate(indices)
+        scaled = np.rint(np.concatenate(values) * _SCALE)
+        # Left scaled by 2**36: normalising divides that out exactly.
+        vectors = np.bincount(flat, weights=scaled, minlength=n * dim).reshape(n, dim)
+        # A text without words gets one fixed direction, so its vector is still unit length.
+        wordless = np.ones(n, dtype=bool)
+        wordless[unit_row] = False
+        vectors[wordless, empty >> 1] = -1.0 if empty & 1 else 1.0
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+        cancelled = norms == 0.0  # features cancelled out exactly: the fixed direction too
+        vectors[cancelled, empty >> 1] = 1.0
+        norms[cancelled] = 1.0
+        return (vectors / norms[:, None]).astype(np.float32)
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dimension)`` float32 array of unit vectors (what the indexer uses)."""
@@ -287,7 +513,10 @@ class HashingNgramEmbedder:
             raise TypeError("embed() takes a sequence of texts, not one string")
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._vector(str(text)) for text in texts])
+        texts = [str(text) for text in texts]
+        return np.concatenate(
+            [self._embed_batch(texts[i : i + _BATCH]) for i in range(0, len(texts), _BATCH)]
+        )
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text, deterministic across runs and machines."""
