@@ -6,8 +6,10 @@ evidence:
 
 * the whole file, when it is small enough (at most 70 % of the budget for the
   best file, 30 % for the others): it holds every line that may change;
-* each function or method in full (a long one as its outline when the full
-  text cannot fit). Its share combines its fused search score with a local
+* each function or method in full; one that cannot fit whole only as an
+  outline of glimpse size (a function not delivered whole holds none of its
+  lines to change, so its outline must not take the room of the next
+  function in full). Its share combines its fused search score with a local
   lexical score against every term of the question (:class:`LocalScorer`),
   and a callee inherits 0.7 of its caller's share: a function the question
   points at often fails in what it calls;
@@ -19,12 +21,15 @@ The best function of the second and third files is raised to just below the
 best file's best units: the likeliest file is the wrong one almost half the
 time, and one function of each runner-up is a cheap hedge.
 
-Units are taken best first while they fit; nothing inside a unit already
-delivered in full is repeated. A tenth of the budget is held back until the
-best units are in, for one glimpse (the best unit's signature) of each other
-likely file: where else to look. The best file's units carry the highest
-relevance and ``focus_distance`` 0 (the second file 1 …), so files keep their
-order through the pipeline's scorer and in the delivered context.
+Units are taken best first while they fit, one unit at most half the budget
+times its file's probability: a less likely file's function must be cheaper
+to earn its place, so a small budget is not spent on one large function of a
+runner-up file. Nothing inside a unit already delivered in full is repeated.
+A tenth of the budget is held back until the best units are in, for one
+glimpse (the best unit's signature) of each other likely file: where else to
+look. The best file's units carry the highest relevance and
+``focus_distance`` 0 (the second file 1 …), so files keep their order
+through the pipeline's scorer and in the delivered context.
 """
 
 from __future__ import annotations
@@ -76,6 +81,8 @@ _IMPORT_FILES = 2
 #: Share of the budget held back for one glimpse (a signature) of each other likely file.
 _MAP_SHARE = 0.1
 _MAP_TOKENS = 60
+#: The most a glimpse (a signature, a function's outline in place of its text) may take.
+_GLIMPSE_TOKENS = 2 * _MAP_TOKENS
 #: The likeliest function of the next files comes right after the best file's best ones.
 _RUNNER_UP_FILES = 2
 _RUNNER_UP_VALUE = 0.9
@@ -270,15 +277,33 @@ class Delivery:
                 continue
             if node is None or any(_inside(unit.uri, t) for t in state.full[unit.file]):
                 continue
-            floor = DEPTH_OUTLINE if unit.kind == "node" else DEPTH_MEMBERS
-            added = filler.offer(
-                unit.uri,
-                depths_from(unit.depth, floor),
-                relevance,
-                metadata=metadata,
-                limit=min(room, int(self.budget * _UNIT_SHARE)),
-                node=node,
-            )
+            # what a unit may cost scales with its file's belief (the best file: half the budget)
+            limit = min(room, int(self.budget * _UNIT_SHARE * probability[unit.file]))
+            if unit.kind == "node" and unit.depth >= DEPTH_FULL:
+                # whole, else a glimpse-sized outline: a long outline would take the room
+                # of the next units in full
+                added = filler.offer(
+                    unit.uri, [unit.depth], relevance, metadata=metadata, limit=limit, node=node
+                )
+                if added is None:
+                    added = filler.offer(
+                        unit.uri,
+                        [DEPTH_OUTLINE],
+                        relevance,
+                        metadata=metadata,
+                        limit=min(limit, _GLIMPSE_TOKENS),
+                        node=node,
+                    )
+            else:
+                floor = DEPTH_OUTLINE if unit.kind == "node" else DEPTH_MEMBERS
+                added = filler.offer(
+                    unit.uri,
+                    depths_from(unit.depth, floor),
+                    relevance,
+                    metadata=metadata,
+                    limit=limit,
+                    node=node,
+                )
             if added is not None:
                 state.seen.add(unit.file)
                 if added.detail_depth >= DEPTH_FULL:
@@ -305,7 +330,7 @@ class Delivery:
                 depths_from(DEPTH_SIGNATURES),
                 _relevance(unit, probability),
                 metadata=metadata,
-                limit=_MAP_TOKENS * 2,
+                limit=_GLIMPSE_TOKENS,
                 node=nodes.get(unit.uri),
             )
             if added is not None:
