@@ -549,31 +549,6 @@ def test_a_background_load_writes_what_an_in_process_load_writes(tmp_path: Path)
     background.close()
 
 
-def test_the_loader_reads_chunks_as_one_stream_and_reports_a_cut_one(tmp_path: Path) -> None:
-    """Lines split across chunks load whole; a stream cut before its end is reported."""
-    import io
-
-    from cleveragents_acms.backends import graph_loader
-
-    lines = "".join(
-        f'<https://example.org/n{i}> <https://example.org/p> "v{i}" <https://example.org/g> .\n'
-        for i in range(300)
-    ).encode()
-
-    def framed(parts: list[bytes], *, end: bool) -> io.BytesIO:
-        body = b"".join(graph_loader._LENGTH.pack(len(p)) + p for p in parts)
-        return io.BytesIO(body + (graph_loader._LENGTH.pack(0) if end else b""))
-
-    parts = [lines[:1000], lines[1000:1001], lines[1001:]]  # cuts inside lines
-    report = io.BytesIO()
-    graph_loader._load(str(tmp_path / "whole"), framed(parts, end=True), report)
-    assert report.getvalue() == b"ok\n"
-    assert len(ox.Store(str(tmp_path / "whole"))) == 300
-    cut = io.BytesIO()
-    graph_loader._load(str(tmp_path / "cut"), framed(parts[:2], end=False), cut)
-    assert b"the indexer stopped sending" in cut.getvalue()
-
-
 def test_a_failed_background_load_raises_and_gives_the_store_back(tmp_path: Path) -> None:
     """If the loader process dies, finish() says so and the store is usable again."""
     from cleveragents.errors import CleverAgentsError

@@ -12,7 +12,6 @@ not transactional: the indexer's fresh-resource check repairs a partial one.
 
 from __future__ import annotations
 
-import io
 import queue
 import struct
 import subprocess
@@ -20,7 +19,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from cleveragents.errors import CleverAgentsError
 from cleveragents.models.uko import UKONode
@@ -41,43 +40,15 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes:
     return data
 
 
-class _Chunks(io.RawIOBase):
-    """The chunks arriving on ``stream`` as one byte stream, ending at the empty chunk.
-
-    One bulk load over the whole stream writes each index once; a load per chunk
-    left twice the files on disk for RocksDB to merge, and took more CPU.
-    """
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._left = 0
-        self._ended = False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._left:
-            if self._ended:
-                return 0
-            self._left = _LENGTH.unpack(_read_exactly(self._stream, _LENGTH.size))[0]
-            self._ended = not self._left
-        data = self._stream.read(min(len(buffer), self._left))
-        if not data:
-            raise EOFError("the indexer stopped sending")
-        buffer[: len(data)] = data
-        self._left -= len(data)
-        return len(data)
-
-
 def _load(location: str, stream: BinaryIO, report: BinaryIO) -> None:
-    """Child process: bulk-load everything received, then report ``ok`` or the error."""
+    """Child process: bulk-load every chunk received, then report ``ok`` or the error."""
     import pyoxigraph as ox
 
     try:
         store = ox.Store(location)
-        chunks = io.BufferedReader(_Chunks(stream), 1 << 20)
-        store.bulk_load(input=chunks, format=ox.RdfFormat.N_QUADS, lenient=True)
+        while size := _LENGTH.unpack(_read_exactly(stream, _LENGTH.size))[0]:
+            chunk = _read_exactly(stream, size)
+            store.bulk_load(input=chunk, format=ox.RdfFormat.N_QUADS, lenient=True)
         store.flush()
         del store
         report.write(b"ok\n")
