@@ -64,6 +64,18 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert again["run"]["files_analyzed"] == 0
 
 
+def test_files_left_out_by_the_total_size_limit_are_named(tmp_path: Path, repo: Path) -> None:
+    """A run that hits ``context.file.max-total-size`` says how many files it left out."""
+    home = tmp_path / "home"
+    (repo / "shop" / "big.py").write_text("VALUE = 1\n" * 400)
+    _run(home, "config", "set", "context.file.max-total-size", "1000")
+    done = _run(home, "index", str(repo), "--project", "shop")
+    assert "total-size-limit" in done.stdout
+    assert "left out because the index reached its total-size limit" in done.stdout
+    data = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    assert data["run"]["skipped_reasons"]["total-size-limit"] >= 1
+
+
 def test_index_bad_input_is_one_line(tmp_path: Path) -> None:
     """A missing path is a one-line error, a non-zero exit, and nothing written."""
     home = tmp_path / "home"

@@ -43,6 +43,15 @@ def _summary(resource: Any, result: Any) -> str:
             f"{run.files_removed} removed, {run.files_skipped} skipped; nodes +{run.nodes_added} "
             f"~{run.nodes_revised} -{run.nodes_retired} in {run.seconds:.2f}s"
         )
+        if run.skipped_reasons:
+            reasons = ", ".join(f"{n} {reason}" for reason, n in run.skipped_reasons.items())
+            parts.append(f"  skipped: {reasons}")
+        over = run.skipped_reasons.get("total-size-limit")
+        if over:
+            parts.append(
+                f"  warning: {over} files were left out because the index reached its "
+                "total-size limit (context.file.max-total-size); raise it to index them"
+            )
         if run.errors:
             parts.append(
                 f"  {len(run.errors)} file problem(s), e.g. {run.errors[0][0]}: "

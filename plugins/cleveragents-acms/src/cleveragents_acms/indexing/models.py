@@ -56,6 +56,8 @@ class IndexRun:
     files_unchanged: int = 0
     files_removed: int = 0
     files_skipped: int = 0
+    #: Skipped files per reason (``binary``, ``total-size-limit`` …).
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
     nodes_added: int = 0
     nodes_revised: int = 0
     nodes_retired: int = 0
