@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/speed/run.py [--cache DIR] [--strategies ...] [--budget 8000]
         [--queries 60] [--reindex] [--json]
 
-The corpus is the one of ``benchmarks/indexing/run.py`` (Django 5.1.4, SymPy
-1.13.3 and pandas 2.2.3 sdists, 10k+ files; its ``fetch_corpus`` is reused),
+The corpus is the one of ``benchmarks/indexing/run.py`` (Django, SymPy, pandas,
+scikit-learn and astropy: 10,647 files indexed; its ``fetch_corpus`` is reused),
 indexed once into a benchmark home under the cache (``<cache>/speed-home``,
 project ``speed-10k``) as ``cleveragents index PATH`` does. The queries are
 real issue texts: the problem statements of the Django and SymPy instances of
@@ -154,9 +154,11 @@ def main() -> None:
     os.environ["CLEVERAGENTS_HOME"] = str(home)
 
     indexing = load("bench_indexing", BENCHMARKS / "indexing" / "run.py")
+    # The whole corpus, as the indexing benchmark does (no total-size limit).
+    os.environ["CLEVERAGENTS_CONTEXT__FILE__MAX_TOTAL_SIZE"] = str(indexing.NO_LIMIT)
     root = indexing.fetch_corpus(cache)
     summary: dict[str, Any] = {
-        "corpus": list(indexing.SDISTS),
+        "corpus": [*indexing.SDISTS, *indexing.WHEELS],
         "corpus_files": sum(1 for p in root.rglob("*") if p.is_file()),
     }
     started = time.perf_counter()

@@ -226,8 +226,8 @@ def _small_repo(root: Path) -> Path:
     return root
 
 
-def _index(service: Any, root: Path, project: str) -> None:
-    """Register ``root`` as a resource of a new ``project`` and index it."""
+def _index(service: Any, root: Path, project: str) -> str:
+    """Register ``root`` as a resource of a new ``project``, index it; its resource ULID."""
     from cleveragents.models.resources import Resource
     from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
     from cleveragents_acms.indexing.service import RepoIndexingService
@@ -239,6 +239,7 @@ def _index(service: Any, root: Path, project: str) -> None:
         ResourceRepository(session).link_to_project(project, resource.resource_id)
     indexer = RepoIndexingService(service.database, service.registry, service.config, workers=1)
     indexer.index_resource(resource.resource_id, root, project=project)
+    return resource.resource_id
 
 
 def test_changed_files_are_rerendered_or_flagged(ctx_service: Any, tmp_path: Path) -> None:
@@ -321,3 +322,41 @@ def test_a_child_plan_sees_its_parents_decisions_without_naming_the_strategy(
 
     plain = ctx_service.assemble(request(), project="demo", budget=4000)
     assert "plan-decision-context" not in plain.strategies_used
+
+
+def test_a_vector_index_stays_open_between_assemblies_until_it_is_rewritten(
+    ctx_service: Any, tmp_path: Path
+) -> None:
+    """The service lends the same vector backend to each assembly; a re-index replaces it."""
+    from cleveragents_acms.indexing.service import RepoIndexingService
+
+    if not len(ctx_service.registry.backends.vector):
+        pytest.skip("no vector plugin installed")
+    root = _small_repo(tmp_path / "repo")
+    resource_id = _index(ctx_service, root, "vec")
+
+    def ask(query: str) -> AssembledContext:
+        return ctx_service.run(
+            request(query, preferred_strategies=("semantic-embedding",)),
+            project="vec",
+            budget=2000,
+            reuse=False,
+        ).context
+
+    assert any("compute_invoice_total" in f.content for f in ask("invoice total").fragments)
+    held = ctx_service._vectors._held["vec"][1]
+    ask("refund an invoice")
+    assert ctx_service._vectors._held["vec"][1] is held
+    billing = root / "pkg" / "billing.py"
+    billing.write_text(
+        billing.read_text() + "\n\ndef schedule_dunning_letters(overdue):\n    return overdue\n"
+    )
+    indexer = RepoIndexingService(
+        ctx_service.database, ctx_service.registry, ctx_service.config, workers=1
+    )
+    indexer.refresh_index(resource_id, root)
+    fresh = ask("schedule dunning letters")
+    assert ctx_service._vectors._held["vec"][1] is not held
+    assert any("schedule_dunning_letters" in f.content for f in fresh.fragments)
+    ctx_service.close()
+    assert not ctx_service._vectors._held

@@ -53,6 +53,7 @@ from cleveragents_acms.context.policy import (
 )
 from cleveragents_acms.context.recording import RecordingPipeline
 from cleveragents_acms.context.scope import (
+    OpenVectorIndexes,
     PathFilteredText,
     PathFilteredVector,
     ProjectReaders,
@@ -94,9 +95,14 @@ class ContextService:
         threshold = float(config.get("context.budget.refresh-threshold", 0.30))
         self.adaptive = AdaptiveAssembler(threshold)
         self._cached_reports: dict[str, AssemblyReport] = {}
+        self._vectors = OpenVectorIndexes()
         #: plan id -> the last context assembled for it (parents of child plans).
         #: plan id -> its last context and plan context (for child plans), newest last.
         self._plans: OrderedDict[str, tuple[AssembledContext, dict[str, Any]]] = OrderedDict()
+
+    def close(self) -> None:
+        """Release the vector indexes kept open between assemblies."""
+        self._vectors.close()
 
     @cached_property
     def tiers(self) -> ContextTierService:
@@ -286,7 +292,7 @@ class ContextService:
         policy = self.policies.get(project)
         view = policy.resolve_view(phase)
         scope = resolve_scope(self.database, self.registry, self.config, project, view)
-        readers = ProjectReaders(self.registry, self.config, project)
+        readers = ProjectReaders(self.registry, self.config, project, vectors=self._vectors)
         try:
             source = self._node_source(readers, scope, view, policy, self._tokenizer(None)[1])
             stored = readers.nodes.get(uri.strip())
@@ -337,7 +343,7 @@ class ContextService:
             config.settings["skeleton-compressor"]["skeleton-ratio"] = (
                 policy.settings.skeleton_ratio
             )
-        readers = ProjectReaders(self.registry, self.config, project)
+        readers = ProjectReaders(self.registry, self.config, project, vectors=self._vectors)
         try:
             source = self._node_source(readers, scope, view, policy, tokenizer)
             backends = make_backend_set(
