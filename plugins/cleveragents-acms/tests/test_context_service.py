@@ -360,3 +360,31 @@ def test_a_vector_index_stays_open_between_assemblies_until_it_is_rewritten(
     assert any("schedule_dunning_letters" in f.content for f in fresh.fragments)
     ctx_service.close()
     assert not ctx_service._vectors._held
+
+
+def test_open_vector_indexes_hold_a_few_projects_and_reopen_changed_ones(tmp_path: Path) -> None:
+    """Unchanged files: the same handle; changed files or an evicted project: a new one."""
+    from cleveragents_acms.context.scope import OpenVectorIndexes
+
+    held = OpenVectorIndexes(max_open=2)
+    folders = {name: tmp_path / name for name in ("a", "b", "c")}
+    for folder in folders.values():
+        folder.mkdir()
+        (folder / "manifest.json").write_text("{}")
+    opened: list[str] = []
+
+    def opener(name: str) -> Any:
+        def make() -> object:
+            opened.append(name)
+            return object()
+
+        return make
+
+    first = held.open("a", folders["a"], opener("a"))
+    assert held.open("a", folders["a"], opener("a")) is first
+    (folders["a"] / "manifest.json").write_text('{"version": 2}')
+    assert held.open("a", folders["a"], opener("a")) is not first
+    held.open("b", folders["b"], opener("b"))
+    held.open("c", folders["c"], opener("c"))  # evicts "a", the least recently used
+    held.open("a", folders["a"], opener("a"))
+    assert opened == ["a", "a", "b", "c", "a"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,12 +161,15 @@ class OpenVectorIndexes:
     search cost more than the rest of an assembly: about 0.5 s at 190k vectors. A
     service keeps each handle while the index's files are unchanged, and opens the
     index afresh once an indexing run (or a watch) has written it. A replaced handle
-    is left to the assemblies still reading it.
+    is left to the assemblies still reading it. At most ``max_open`` projects are
+    held (each keeps its vectors in memory), the least recently used let go first.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_open: int = 4) -> None:
         self._lock = threading.Lock()
-        self._held: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        self._max_open = max_open
+        #: project -> (files' signature, backend), least recently used first.
+        self._held: OrderedDict[str, tuple[tuple[Any, ...], Any]] = OrderedDict()
 
     @staticmethod
     def _signature(location: Path) -> tuple[Any, ...]:
@@ -185,11 +189,15 @@ class OpenVectorIndexes:
         signature = self._signature(location)
         with self._lock:
             held = self._held.get(project)
-        if held is not None and signature and held[0] == signature:
-            return held[1]
+            if held is not None and signature and held[0] == signature:
+                self._held.move_to_end(project)
+                return held[1]
         backend = opener()
         with self._lock:
             self._held[project] = (signature, backend)
+            self._held.move_to_end(project)
+            while len(self._held) > self._max_open:  # each holds its vectors in memory
+                self._held.popitem(last=False)
         return backend
 
     def forget(self, project: str) -> None:
@@ -198,7 +206,7 @@ class OpenVectorIndexes:
 
     def close(self) -> None:
         with self._lock:
-            held, self._held = list(self._held.values()), {}
+            held, self._held = list(self._held.values()), OrderedDict()
         for _, backend in held:
             _close(backend)
 
