@@ -125,11 +125,13 @@ def _search(home: Path, query: str) -> list[str]:
 def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None:
     """With --watch, a newly saved function is searchable within two seconds."""
     home = tmp_path / "home"
+    # stderr goes to a file: nothing can block on a full pipe, and it is kept for the report.
+    errors = (tmp_path / "watch.err").open("w+")
     watcher = subprocess.Popen(
         [CLI, "index", str(repo), "--project", "shop", "--watch"],
-        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home), "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         text=True,
     )
     try:
@@ -152,4 +154,12 @@ def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None
         print(f"saved file searchable after {elapsed:.2f}s")
     finally:
         watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=30)
+        try:
+            watcher.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            watcher.send_signal(signal.SIGABRT)  # the fault handler prints every stack
+            watcher.communicate(timeout=30)
+            errors.seek(0)
+            pytest.fail(f"the watcher did not stop on Ctrl-C:\n{errors.read()[-8000:]}")
+        finally:
+            errors.close()
