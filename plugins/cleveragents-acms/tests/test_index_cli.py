@@ -133,6 +133,9 @@ def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None
         stdout=subprocess.PIPE,
         stderr=errors,
         text=True,
+        # A test run started in the background (`cmd &` in a script) ignores SIGINT, and a
+        # child that inherits that ignores Ctrl-C by design: give the watcher the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert watcher.stdout is not None
