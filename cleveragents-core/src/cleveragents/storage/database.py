@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +74,23 @@ def _current_revision(connection: Connection) -> str | None:
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def _use_wal(cursor: Any, timeout: float) -> None:
+    """Switch the file to WAL, retrying within ``timeout`` seconds.
+
+    The switch needs an exclusive lock, and SQLite answers "database is locked" at
+    once, without its busy wait, when connections to a new file try it together.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 class Database:
@@ -201,7 +219,7 @@ class Database:
                 cursor.execute(f"PRAGMA busy_timeout = {busy_ms}")
                 cursor.execute("PRAGMA foreign_keys = ON")
                 if self.path is not None:
-                    cursor.execute("PRAGMA journal_mode = WAL")
+                    _use_wal(cursor, self.busy_timeout)
                     cursor.execute("PRAGMA synchronous = NORMAL")
             finally:
                 cursor.close()
