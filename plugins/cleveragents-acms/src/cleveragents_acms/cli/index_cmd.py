@@ -32,6 +32,8 @@ def index() -> None:
 
 
 def _summary(resource: Any, result: Any) -> str:
+    from cleveragents_acms.analyzers.files import SkipReason
+
     run, meta = result.run, result.metadata
     parts = [
         f"Indexed {resource.label} into project {meta.project_name}: {meta.file_count} files, "
@@ -44,9 +46,9 @@ def _summary(resource: Any, result: Any) -> str:
             f"~{run.nodes_revised} -{run.nodes_retired} in {run.seconds:.2f}s"
         )
         if run.skipped_reasons:
-            reasons = ", ".join(f"{n} {reason}" for reason, n in run.skipped_reasons.items())
-            parts.append(f"  skipped: {reasons}")
-        over = run.skipped_reasons.get("total-size-limit")
+            ranked = sorted(run.skipped_reasons.items(), key=lambda item: -item[1])
+            parts.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in ranked))
+        over = run.skipped_reasons.get(SkipReason.TOTAL_SIZE)
         if over:
             parts.append(
                 f"  warning: {over} files were left out because the index reached its "

@@ -28,7 +28,7 @@ def rebuild(app: App, project: str, as_json: bool) -> None:
     from cleveragents.errors import ConfigurationError
     from cleveragents_acms.indexing.project_index import ProjectIndex
     from cleveragents_acms.indexing.runner import service_for
-    from cleveragents_acms.indexing.vectors import open_vector_index
+    from cleveragents_acms.indexing.vectors import open_vector_index, rebuild_from_nodes
 
     service = service_for(app)
     indexes = service.list_indexes(project)
@@ -44,23 +44,18 @@ def rebuild(app: App, project: str, as_json: bool) -> None:
             "no vector backend or embedder is installed (pip install cleveragents-backend-faiss)"
         )
     index = ProjectIndex.open(project, app.registry, app.config, create=False)
-    added = 0
+    ids = [metadata.resource_id for metadata in indexes]
     try:
-        for metadata in indexes:
-            nodes = list(index.nodes.iter_current([metadata.resource_id]))
-            with click.progressbar(
-                length=len(nodes),
-                label=f"embedding {metadata.root_path}",
-                file=click.get_text_stream("stderr"),
-            ) as bar:
-                for start in range(0, len(nodes), 1024):
-                    batch = nodes[start : start + 1024]
-                    added += vectors.add(batch, metadata.resource_id)
-                    bar.update(len(batch))
-        vectors.commit()
-    except BaseException:
-        vectors.rollback()
-        raise
+        with click.progressbar(
+            length=sum(index.nodes.count(resource_id) for resource_id in ids),
+            label=f"embedding project {project}",
+            file=click.get_text_stream("stderr"),
+        ) as bar:
+
+            def progress(done: int, _total: int) -> None:
+                bar.update(done - bar.pos)
+
+            added = rebuild_from_nodes(vectors, index.nodes, ids, progress=progress)
     finally:
         index.close()
         vectors.close()

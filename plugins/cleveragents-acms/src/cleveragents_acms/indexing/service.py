@@ -365,9 +365,7 @@ class RepoIndexingService:
                 exclude_globs=exclude_globs,
             )
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
-        run.skipped_reasons = dict(
-            Counter(s.reason.split(":", 1)[0] for s in discovery.skipped).most_common()
-        )
+        run.skipped_reasons = discovery.reasons()
         with self.database.engine.connect() as conn:
             known = {
                 r["path"]: r

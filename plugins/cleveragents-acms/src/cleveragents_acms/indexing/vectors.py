@@ -15,7 +15,7 @@ searching: the text and graph indexes are not touched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,19 +168,37 @@ def open_vector_index(
     return vectors
 
 
-def rebuild_from_nodes(vectors: VectorIndex, nodes: Any) -> int:
-    """Empty ``vectors`` and re-embed every current node of ``nodes``; commits. Returns count."""
+def rebuild_from_nodes(
+    vectors: VectorIndex,
+    nodes: Any,
+    resource_ids: Sequence[str] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Empty ``vectors`` and re-embed the current nodes of ``resource_ids`` (default: every
+    resource of ``nodes``); commits. Returns the number of vectors.
+
+    ``progress(done, total)`` follows the nodes embedded so far.
+    """
     vectors.backend.reset(embedder=vectors.embedder_name, dimension=int(vectors.embedder.dimension))
-    added = 0
+    ids = list(nodes.current_resources() if resource_ids is None else resource_ids)
+    total = sum(nodes.count(resource_id) for resource_id in ids)
+    added = done = 0
     try:
-        for resource_id in nodes.current_resources():
+        for resource_id in ids:
             batch: list[UKONode] = []
             for node in nodes.iter_current([resource_id]):
                 batch.append(node)
                 if len(batch) == 1024:
                     added += vectors.add(batch, resource_id)
+                    done += len(batch)
                     batch = []
+                    if progress is not None:
+                        progress(done, total)
             added += vectors.add(batch, resource_id)
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
         vectors.commit()
     except BaseException:
         vectors.rollback()
@@ -259,5 +277,7 @@ def repair_project_vectors(registry: Any, config: Any, project: str) -> int | No
     vectors = open_vector_index(registry, config, project)  # rebuilds on opening
     if vectors is None:
         return None
-    vectors.close()
-    return vectors.backend.count()
+    try:
+        return int(vectors.backend.count())
+    finally:
+        vectors.close()
