@@ -12,6 +12,7 @@ from cleveragents.errors import ConfigurationError, ValidationError
 from cleveragents.models.uko import UKONode, node_uri
 from cleveragents.protocols import TextBackend, TextIndexBackend, TextResult
 from cleveragents_acms.backends.identifiers import (
+    NestedTextSplitter,
     expand_identifiers,
     identifier_key,
     query_variants,
@@ -113,7 +114,19 @@ def test_expansion_keeps_the_original_and_adds_parts() -> None:
 def test_camel_split_and_identifier_key() -> None:
     """Long text gets spaces at case boundaries; keys ignore case and separators."""
     assert split_camel_case("getHTTPResponse(x)") == "get HTTP Response(x)"
+    # A one-letter part splits as the query side splits it (is, A, Set).
+    assert split_camel_case("isASet MChild") == "is A Set M Child"
+    assert split_camel_case("HTTP utf8Decode") == "HTTP utf8 Decode"
     assert identifier_key("parse_HTTP-Request") == "parsehttprequest"
+
+
+def test_nested_splitter_matches_the_plain_split() -> None:
+    """One file's nested texts (module, class, method) split as each would alone."""
+    source = Path(__file__).read_text(encoding="utf-8")
+    lines = source.split("\n")
+    nested = [source, "\n".join(lines[10:60]), "\n".join(lines[20:30]), "getX\n", "x\nnewLine"]
+    split = NestedTextSplitter()
+    assert [split(text) for text in nested] == [split_camel_case(text) for text in nested]
 
 
 def test_query_variants_add_pairs_and_keys() -> None:

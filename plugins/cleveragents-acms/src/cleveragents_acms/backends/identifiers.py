@@ -25,6 +25,7 @@ from itertools import pairwise
 __all__ = [
     "MAX_PAIRED_WORDS",
     "MAX_QUERY_WORDS",
+    "NestedTextSplitter",
     "expand_identifiers",
     "identifier_key",
     "query_variants",
@@ -39,7 +40,10 @@ MAX_PAIRED_WORDS = 6
 
 _WORD = re.compile(r"\w+")
 _ASCII_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_BOUNDARY = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
+#: An upper-case letter that starts a new part: after a lower-case letter or digit
+#: (``getHttp``), or ending an acronym (``HTTPResponse``). Led by ``[A-Z]`` so the
+#: regex engine skips ahead to capitals: twice as fast as trying every position.
+_PART_START = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 _cache: dict[str, tuple[str, ...]] = {}
@@ -66,29 +70,54 @@ def _is_plain(word: str) -> bool:
     return word.isalpha() and (word.islower() or word.isupper() or word[1:].islower())
 
 
+_extras_cache: dict[str, tuple[str, ...]] = {}
+
+
+def _extras(word: str) -> tuple[str, ...]:
+    """What :func:`expand_identifiers` adds for one word: its sub-words and their join."""
+    extras = _extras_cache.get(word)
+    if extras is None:
+        parts = () if _is_plain(word) else subwords(word)
+        extras = (*parts, "".join(parts)) if len(parts) > 1 else ()
+        if len(_extras_cache) >= _CACHE_LIMIT:
+            _extras_cache.clear()
+        _extras_cache[word] = extras
+    return extras
+
+
 def expand_identifiers(text: str) -> str:
     """``text`` plus the sub-words and joined form of every compound identifier in it."""
     extras: list[str] = []
-    seen: set[str] = set()
-    for word in _WORD.findall(text):
-        if word in seen or _is_plain(word):
-            continue
-        seen.add(word)
-        parts = subwords(word)
-        if len(parts) > 1:
-            extras.extend(parts)
-            extras.append("".join(parts))
+    for word in dict.fromkeys(_WORD.findall(text)):
+        extras.extend(_extras(word))
     return f"{text} {' '.join(extras)}" if extras else text
-
-
-def _space_boundary(match: re.Match[str]) -> str:
-    found = match.group()
-    return f"{found[0]} {found[1:]}"
 
 
 def split_camel_case(text: str) -> str:
     """Space out camel-case and acronym boundaries: ``getHTTPResponse`` -> ``get HTTP Response``."""
-    return _BOUNDARY.sub(_space_boundary, text)
+    return _PART_START.sub(r" \g<0>", text)
+
+
+class NestedTextSplitter:
+    """:func:`split_camel_case` for the nested texts of one file.
+
+    A module's text holds its classes', a class's its methods': every line is
+    split once and looked up when it comes again (lines never change, as no
+    boundary spans a newline).
+    """
+
+    def __init__(self) -> None:
+        self._lines: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        lines = text.split("\n")
+        known = self._lines
+        try:
+            return "\n".join([known[line] for line in lines])
+        except KeyError:
+            spaced = split_camel_case(text)
+            known.update(zip(lines, spaced.split("\n"), strict=True))
+            return spaced
 
 
 def identifier_key(text: str) -> str:

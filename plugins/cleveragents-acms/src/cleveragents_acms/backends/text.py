@@ -32,9 +32,10 @@ are only committed by ``commit()``.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from cleveragents_acms.backends._validation import (
     require_text,
 )
 from cleveragents_acms.backends.identifiers import (
+    NestedTextSplitter,
     expand_identifiers,
     identifier_key,
     query_variants,
@@ -118,19 +120,31 @@ def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
     }
 
 
-def node_fields(node: UKONode) -> dict[str, Any]:
-    """The analysed search fields of a node's document (the costly part of indexing it)."""
+def node_fields(
+    node: UKONode, split_body: Callable[[str], str] = split_camel_case
+) -> dict[str, Any]:
+    """The analysed search fields of a node's document (the costly part of indexing it).
+
+    ``split_body`` is :func:`split_camel_case` or, for the nodes of one file, a
+    :class:`NestedTextSplitter` (same result, nested bodies split once).
+    """
     properties = node.properties
     return {
         "name_key": identifier_key(node.name),
         "name": expand_identifiers(node.name),
         "qualname": expand_identifiers(node.qualname),
         "signature": expand_identifiers(properties.get("signature", "")),
-        "path": expand_identifiers(node.path),
+        "path": _expanded_path(node.path),
         "docstring": split_camel_case(properties.get("docstring", "")),
-        "body": split_camel_case(node.rendering(DEPTH_FULL)),
+        "body": split_body(node.rendering(DEPTH_FULL)),
         "extra": _display(node.path, node.name, node.qualname),
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _expanded_path(path: str) -> str:
+    # Every node of a file has its path: expanded once per file.
+    return expand_identifiers(path)
 
 
 class TantivyTextBackend:
@@ -197,17 +211,23 @@ class TantivyTextBackend:
     # -- bulk write API (used by the indexer) ---------------------------------------
 
     def add_nodes(self, nodes: Iterable[UKONode]) -> int:
-        """Queue one document per node; nothing is visible until :meth:`commit`."""
+        """Queue one document per node; nothing is visible until :meth:`commit`.
+
+        Pass one file's nodes per call: their nested bodies are split once.
+        """
         count = 0
+        split_body = NestedTextSplitter()
         with self._lock:
             writer = self._writer_for_write()
             self._bulk_pending = True
             for node in nodes:
-                writer.add_document(self._node_document(node))
+                writer.add_document(self._node_document(node, split_body))
                 count += 1
         return count
 
-    def _node_document(self, node: UKONode) -> tantivy.Document:
+    def _node_document(
+        self, node: UKONode, split_body: Callable[[str], str] = split_camel_case
+    ) -> tantivy.Document:
         snippet = (
             node.rendering(DEPTH_SIGNATURES) or node.properties.get("signature", "") or node.name
         )
@@ -221,7 +241,7 @@ class TantivyTextBackend:
             start_line=node.start_line,
             end_line=node.end_line,
             snippet=snippet[: self._snippet_chars].encode("utf-8", "replace"),
-            **node_fields(node),
+            **node_fields(node, split_body),
         )
 
     def delete_paths(self, resource_id: str, paths: Iterable[str]) -> None:

@@ -160,22 +160,33 @@ def analyze_one(
 _DONE = [0]
 
 
-def _work(args: tuple[str, str, str]) -> FileAnalysis:
-    _DONE[0] += 1
-    if _DONE[0] % 256 == 0:
-        gc.collect()
-    outcome = analyze_one(_ANALYZERS, *args)
-    # What the main process would otherwise compute per node, serially, while writing
-    # (compressed, so it also travels back cheaper than the renderings it encodes).
-    outcome.store_blobs = {n.uri: node_blobs(n) for n in outcome.result.nodes}
-    if _EMBEDDER and outcome.result.nodes:
+def _work(jobs: Sequence[tuple[str, str, str]]) -> list[FileAnalysis]:
+    """Analyse a few files; their chunks are embedded together (an embedder's fixed cost
+    per call is then paid once per job, not once per file)."""
+    outcomes = []
+    for job in jobs:
+        _DONE[0] += 1
+        if _DONE[0] % 256 == 0:
+            gc.collect()
+        outcome = analyze_one(_ANALYZERS, *job)
+        # What the main process would otherwise compute per node, serially, while writing
+        # (compressed, so it also travels back cheaper than the renderings it encodes).
+        outcome.store_blobs = {n.uri: node_blobs(n) for n in outcome.result.nodes}
+        outcomes.append(outcome)
+    if _EMBEDDER:
         name, embedder = _EMBEDDER[0]
+        nodes = [n for outcome in outcomes for n in outcome.result.nodes]
         try:
-            outcome.vectors = embed_nodes(embedder, outcome.result.nodes)
-            outcome.vectors_from = name
+            vectors = embed_nodes(embedder, nodes) if nodes else {}
         except Exception:  # the main process embeds what comes without vectors
-            outcome.vectors = {}
-    return outcome
+            vectors = None
+        if vectors is not None:
+            for outcome in outcomes:
+                outcome.vectors = {
+                    n.uri: vectors[n.uri] for n in outcome.result.nodes if n.uri in vectors
+                }
+                outcome.vectors_from = name
+    return outcomes
 
 
 def analyze_files(
@@ -205,12 +216,18 @@ def analyze_files(
         return
     if embedder is not None and not embedder.reference:
         embedder = None
-    chunksize = max(8, min(64, len(relatives) // (workers * 8) or 1))
+    # Jobs of several files: enough that a job's embedding is batched, few enough that
+    # both workers stay busy to the end.
+    size = max(8, min(32, len(relatives) // (workers * 8) or 1))
     with ProcessPoolExecutor(
         workers, initializer=_init_worker, initargs=(list(specs), embedder)
     ) as pool:
-        jobs = ((str(root), relative, resource_id) for relative in relatives)
-        for outcome in pool.map(_work, jobs, chunksize=chunksize):
-            if on_done:
-                on_done(outcome)
-            yield outcome
+        jobs = (
+            [(str(root), relative, resource_id) for relative in relatives[i : i + size]]
+            for i in range(0, len(relatives), size)
+        )
+        for outcomes in pool.map(_work, jobs):
+            for outcome in outcomes:
+                if on_done:
+                    on_done(outcome)
+                yield outcome
