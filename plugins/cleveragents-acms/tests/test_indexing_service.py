@@ -258,6 +258,49 @@ def test_big_fresh_graph_loads_run_in_a_child_process(
     assert "graph-wait" not in again.run.phases
 
 
+def test_a_failed_background_graph_load_is_redone_by_the_next_run(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text index and vectors commit while the graph loads; when the load fails the
+    node store does not, so the next run indexes every file again and the stores agree."""
+    from cleveragents.errors import CleverAgentsError
+    from cleveragents_acms.backends.graph_loader import BackgroundLoad
+    from cleveragents_acms.indexing import service as service_module
+
+    monkeypatch.setattr(service_module, "_BACKGROUND_GRAPH_NODES", 1)
+    add_nodes = BackgroundLoad.add_nodes
+
+    def corrupt_first_chunk(self: BackgroundLoad, nodes: Any, **kwargs: Any) -> int:
+        if not self.quads:
+            self._chunks.put(b"<urn:broken> <urn:chunk> .\n")
+        return add_nodes(self, nodes, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BackgroundLoad, "add_nodes", corrupt_first_chunk)
+        with pytest.raises(CleverAgentsError, match="loading the graph store failed"):
+            service.index_resource(RESOURCE_A, corpus, project="demo")
+    status = service.get_index_status(RESOURCE_A, "demo")
+    assert status is not None and status.status == "error"
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        assert not list(index.nodes.iter_current([RESOURCE_A]))
+    finally:
+        index.close()
+
+    again = service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert again.run is not None and again.run.files_analyzed == again.run.files_seen
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        nodes = list(index.nodes.iter_current([RESOURCE_A]))
+        typed = index.graph.sparql_query(
+            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
+        )
+        assert nodes and int(typed.triples[0][2]) == len(nodes)
+    finally:
+        index.close()
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+
+
 def test_text_written_during_analysis_is_rolled_back_on_interrupt(
     service: RepoIndexingService, corpus: Path
 ) -> None:

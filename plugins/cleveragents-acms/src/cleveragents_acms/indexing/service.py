@@ -508,15 +508,20 @@ class RepoIndexingService:
                         for uri, vector in a.vectors.items()
                     }
                     index.vectors.add([n for n, _, _ in inserts], resource_id, ready)
+            with _phase(run, "commit"):
+                # Before the wait for the graph, whose loader still runs: the vectors and
+                # the text index may be ahead of the node store after a crash, as between
+                # any two commits. The node store commits only once the graph holds its
+                # nodes, so a run stopped before that is redone whole by the next one.
+                if index.vectors is not None:
+                    index.vectors.commit()
+                if index.text is not None:
+                    index.text.commit()
             if loader is not None:
                 with _phase(run, "graph-wait"):
                     pending, loader = loader, None
                     pending.finish()
             with _phase(run, "commit"):
-                if index.vectors is not None:
-                    index.vectors.commit()
-                if index.text is not None:
-                    index.text.commit()
                 index.nodes.commit()
         except BaseException:
             if loader is not None:
