@@ -225,9 +225,7 @@ class TantivyTextBackend:
                 count += 1
         return count
 
-    def _node_document(
-        self, node: UKONode, split_body: Callable[[str], str] = split_camel_case
-    ) -> tantivy.Document:
+    def _node_document(self, node: UKONode, split_body: Callable[[str], str]) -> tantivy.Document:
         snippet = (
             node.rendering(DEPTH_SIGNATURES) or node.properties.get("signature", "") or node.name
         )
