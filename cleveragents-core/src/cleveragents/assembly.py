@@ -45,6 +45,9 @@ class AssemblyServices:
     notes: list[str] = field(default_factory=list)
     #: Fragments the budget packer left out or re-rendered shallower, for ``dropped``.
     dropped: list[DroppedFragment] = field(default_factory=list)
+    #: What a stage worked out that a later call in the same assembly may reuse (a
+    #: strategy asked again for a larger budget keeps its retrieval), by the stage's key.
+    memo: dict[Any, Any] = field(default_factory=dict)
 
     def setting(self, stage: str, key: str, default: Any) -> Any:
         return self.settings.get(stage, {}).get(key, default)

@@ -116,6 +116,8 @@ DEFAULTS: dict[str, Any] = {
     "context.fusion.dedup-strategy": "content-hash",
     # -- context: the ten pipeline components and their settings -------------
     **{f"context.pipeline.{slot}": component for slot, component in PIPELINE_SLOTS.items()},
+    # what strategies sharing a budget leave unused goes to the leading one
+    "context.pipeline.budget-allocator.refill-unused": True,
     "context.pipeline.strategy-executor.timeout-seconds": 30,
     "context.pipeline.strategy-executor.max-workers": 4,
     "context.pipeline.strategy-executor.circuit-breaker-threshold": 3,

@@ -238,3 +238,87 @@ def test_the_fallback_path_is_reported_in_the_notes() -> None:
     assert "arce needs vector; falling back to breadth-depth-navigator" in context.notes
     assert context.strategies_used[0] == "breadth-depth-navigator"
     assert "arce" not in context.strategies_used
+
+
+def filling(name: str) -> Any:
+    """A strategy's output that fills whatever budget it is given (distinct functions)."""
+
+    def produce(budget: int) -> list[ContextFragment]:
+        made, spent = [], 0
+        for i in range(500):
+            fragment = make_fragment(
+                f"{BASE}/pkg/{name}.py#g{i}",
+                source(f"g{i}", 8),
+                relevance=round(0.9 - i * 0.001, 4),
+                path=f"pkg/{name}.py",
+                start_line=1 + 20 * i,
+                strategy=name,
+            )
+            cost = CL100K.count(fragment.content)
+            if spent + cost > budget:
+                break
+            made.append(fragment.model_copy(update={"token_count": cost}))
+            spent += cost
+        return made
+
+    return produce
+
+
+def test_budget_the_others_leave_unused_goes_to_the_leading_strategy() -> None:
+    """The leader filled its share, the other found little: the leader runs again with
+    its share plus the slack, the context uses the budget, and stages 4-8 run twice."""
+    leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
+    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    pipeline, spies = spied_pipeline([leader, sparse])
+    context = pipeline.assemble(make_request(), BackendSet(), 8000)
+
+    (_, first), (_, second) = leader.calls
+    assert len(sparse.calls) == 1
+    assert second >= first + 500  # at least min-useful-budget was left over
+    assert exact_total(context) <= 8000
+    assert context.total_tokens > 0.85 * 8000 * 0.9  # the fragment budget is nearly used
+    assert {slot: len(spies[slot].calls) for slot in ("strategy-executor", "budget-packer")} == {
+        "strategy-executor": 2,
+        "budget-packer": 2,
+    }
+    assert set(context.strategies_used) == {"arce", "simple-keyword"}
+
+    settings = stage_settings({"context.pipeline.budget-allocator.refill-unused": False})
+    leader.calls.clear()
+    plain = ContextAssemblyPipeline(
+        default_pipeline_config(settings), [leader, sparse], tokenizer=CL100K
+    ).assemble(make_request(), BackendSet(), 8000)
+    assert len(leader.calls) == 1
+    assert plain.total_tokens < context.total_tokens - 500
+
+
+def test_no_refill_for_a_lone_strategy_or_a_leader_that_left_its_share_unused() -> None:
+    """Giving more tokens to a strategy that did not use its own share is pointless."""
+    alone = StubStrategy("arce", 0.9, quality=0.95, fragments=fragments(2))
+    ContextAssemblyPipeline(None, [alone], tokenizer=CL100K).assemble(
+        make_request(), BackendSet(), 8000
+    )
+    assert len(alone.calls) == 1
+
+    timid = StubStrategy("arce", 0.9, quality=0.95, fragments=fragments(2, strategy="arce"))
+    other = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    ContextAssemblyPipeline(None, [timid, other], tokenizer=CL100K).assemble(
+        make_request(), BackendSet(), 8000
+    )
+    assert len(timid.calls) == 1
+
+
+def test_inspection_reports_the_refilled_allocation() -> None:
+    """`context inspect` shows what the leader was finally given and returned."""
+    from cleveragents_acms.context.recording import RecordingPipeline
+
+    leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
+    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    pipeline = RecordingPipeline(None, [leader, sparse], tokenizer=CL100K)
+    context = pipeline.assemble(make_request(), BackendSet(), 8000)
+    records = {r.name: r for r in pipeline.strategy_records(context)}
+    (_, first), (_, second) = leader.calls
+    assert records["arce"].tokens == second > first
+    assert records["arce"].fragments == len(filling("arce")(second))
+    assert records["simple-keyword"].fragments == 1
+    assert all(ms >= 0 for ms in pipeline.stage_ms.values())

@@ -344,6 +344,47 @@ def test_arce_uses_the_vector_channel_when_present(corpus: Corpus) -> None:
     assert LOAD_ONE in {f.uko_node for f in fragments}
 
 
+class CountingSearches:
+    """A text backend that counts its searches."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.searches = inner, 0
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self.searches += 1
+        return self.inner.search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_arce_asked_again_in_one_assembly_reuses_its_retrieval(corpus: Corpus) -> None:
+    """The pipeline's refill asks the leader again with more tokens: no new searches,
+    more of the same files; another assembly retrieves afresh."""
+    text = CountingSearches(corpus.backends().text)
+    backends = dataclasses.replace(corpus.backends(), text=text)
+    request = ContextRequest(query=PLUGIN_QUESTION)
+    arce = ArceStrategy()
+    with assembly.use(AssemblyServices(tokenizer=CL100K)):
+        small = arce.assemble(request, backends, 2000, None)
+        searched = text.searches
+        large = arce.assemble(request, backends, 6000, None)
+    assert searched > 0 and text.searches == searched
+    assert sum(f.token_count for f in large) > sum(f.token_count for f in small)
+    assert files_in_order(large)[0] == files_in_order(small)[0] == "cleveragents/plugins.py"
+    run(arce, request, backends)
+    assert text.searches > searched
+
+
+def test_arce_looks_at_more_files_when_the_budget_allows(corpus: Corpus) -> None:
+    """Eight files at most for small budgets; a large budget also glimpses further ones."""
+    request = ContextRequest(query=TRACEBACK_QUESTION)
+    small = files_in_order(run(ArceStrategy(), request, corpus.backends(), 8000))
+    large = files_in_order(run(ArceStrategy(), request, corpus.backends(), 40000))
+    assert len(small) <= 8 < len(large)
+    assert large[: len(small) // 2] == small[: len(small) // 2]
+
+
 # -- semantic-embedding ----------------------------------------------------------------------
 
 

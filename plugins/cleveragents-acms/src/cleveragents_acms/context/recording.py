@@ -37,6 +37,7 @@ class RecordingPipeline(ContextAssemblyPipeline):
         self.selected: list[tuple[str, float]] = []
         self.allocated: dict[str, int] = {}
         self.returned: Counter[str] = Counter()
+        self._refilling = False
 
     def _run(self, slot: str, method: str, check: Any, *args: Any, fix: Any = None) -> Any:
         services = assembly.current()
@@ -44,8 +45,9 @@ class RecordingPipeline(ContextAssemblyPipeline):
         started = time.perf_counter()
         try:
             result = super()._run(slot, method, check, *args, fix=fix)
-        finally:
-            self.stage_ms[slot] = round((time.perf_counter() - started) * 1000, 2)
+        finally:  # a refill runs some stages twice: their times add up
+            elapsed = (time.perf_counter() - started) * 1000
+            self.stage_ms[slot] = round(self.stage_ms.get(slot, 0.0) + elapsed, 2)
         if services is not None:
             replaced = [
                 n
@@ -59,10 +61,23 @@ class RecordingPipeline(ContextAssemblyPipeline):
         elif slot == "budget-allocator":
             self.allocated = {_name(s): int(t) for s, _, t in result}
         elif slot == "strategy-executor":
-            self.returned = Counter(
+            returned = Counter(
                 f.provenance.strategy or "?" for f in result if isinstance(f, ContextFragment)
             )
+            if not self._refilling:
+                self.returned = returned
+            elif returned:  # the leading strategy again, with the unused tokens added
+                self.allocated.update({_name(s): int(t) for s, _, t in args[0]})
+                for name, count in returned.items():  # its new fragments replace its first
+                    self.returned[name] = count
         return result
+
+    def _refill(self, *args: Any) -> Any:
+        self._refilling = True
+        try:
+            return super()._refill(*args)
+        finally:
+            self._refilling = False
 
     def stage_records(self) -> list[StageRecord]:
         records = []

@@ -7,6 +7,9 @@ assembly. Stage 10 needs a parent context: with one (``plan_context`` with
 a ``parent_context``) its skeleton is placed before the fragments; without
 one it runs on an empty parent with a zero budget and contributes nothing.
 
+Budget left unused by strategies that shared it is given to the leading
+strategy, which runs once more before stages 4-8 run again (:meth:`_refill`).
+
 The budget is hard. Token counts are recomputed with the assembly's
 tokenizer (strategies may count differently), the skeleton and a share of
 the preamble are reserved before packing, the preamble is generated for the
@@ -244,30 +247,12 @@ class ContextAssemblyPipeline:
         )
 
         # -- Phase 2: fragment fusion ---------------------------------------------------------
-        deduped = self._run(
-            "fragment-deduplicator", "deduplicate", _fragments, list(raw), fix=counts.fix_all
+        scored, packed, ordered = self._fuse(raw, fragment_budget, plan_context, counts)
+        refill = self._refill(
+            allocations, raw, packed, fragment_budget, request, backends, plan_context, counts
         )
-        resolved = self._run(
-            "detail-depth-resolver",
-            "resolve",
-            _fragments,
-            list(deduped),
-            fragment_budget,
-            fix=counts.fix_all,
-        )
-        scored = self._run(
-            "fragment-scorer", "score", _scored(resolved), list(resolved), plan_context
-        )
-        packed = self._run(
-            "budget-packer",
-            "pack",
-            _packed(fragment_budget),
-            list(scored),
-            fragment_budget,
-            self.detail_level_maps,
-            fix=counts.fix_all,
-        )
-        ordered = self._run("fragment-orderer", "order", _permutation_of(packed), list(packed))
+        if refill is not None:
+            scored, packed, ordered = self._fuse(refill, fragment_budget, plan_context, counts)
 
         # -- Phase 3: context finalisation ----------------------------------------------------
         strategies_used = list(dict.fromkeys(_name(s) for s, _, _ in allocations))
@@ -322,6 +307,85 @@ class ContextAssemblyPipeline:
             dropped=tuple(services.dropped),
             notes=tuple(dict.fromkeys(services.notes)),
         )
+
+    def _fuse(
+        self,
+        raw: Sequence[ContextFragment],
+        fragment_budget: int,
+        plan_context: object,
+        counts: _ExactCounts,
+    ) -> tuple[list[ScoredFragment], list[ContextFragment], list[ContextFragment]]:
+        """Stages 4-8: deduplicate, resolve depths, score, pack, order."""
+        deduped = self._run(
+            "fragment-deduplicator", "deduplicate", _fragments, list(raw), fix=counts.fix_all
+        )
+        resolved = self._run(
+            "detail-depth-resolver",
+            "resolve",
+            _fragments,
+            list(deduped),
+            fragment_budget,
+            fix=counts.fix_all,
+        )
+        scored = self._run(
+            "fragment-scorer", "score", _scored(resolved), list(resolved), plan_context
+        )
+        packed = self._run(
+            "budget-packer",
+            "pack",
+            _packed(fragment_budget),
+            list(scored),
+            fragment_budget,
+            self.detail_level_maps,
+            fix=counts.fix_all,
+        )
+        ordered = self._run("fragment-orderer", "order", _permutation_of(packed), list(packed))
+        return list(scored), list(packed), list(ordered)
+
+    def _refill(
+        self,
+        allocations: list[tuple[ContextStrategy, float, int]],
+        raw: Sequence[ContextFragment],
+        packed: Sequence[ContextFragment],
+        fragment_budget: int,
+        request: ContextRequest,
+        backends: BackendSet,
+        plan_context: object,
+        counts: _ExactCounts,
+    ) -> list[ContextFragment] | None:
+        """The leading strategy again, given what the others left unused; None if not worth it.
+
+        Strategies that share a budget overlap (the deduplicator drops the
+        repeats) and some find less than their share, so the packed fragments
+        often leave a sixth of the budget unused. When that is at least
+        ``min-useful-budget`` and the strategy the selector ranked first filled
+        its own share, it runs again with its share plus the unused tokens, and
+        its new fragments replace its first ones before stages 4-8 run again
+        (``context.pipeline.budget-allocator.refill-unused``).
+        """
+        if len(allocations) < 2 or not setting("budget-allocator", "refill-unused"):
+            return None
+        slack = fragment_budget - sum(f.token_count for f in packed)
+        if slack < int(setting("budget-allocator", "min-useful-budget")):
+            return None
+        leader, confidence, tokens = allocations[0]
+        name = _name(leader)
+        own = [f for f in raw if f.provenance.strategy == name]
+        if sum(f.token_count for f in own) < 0.8 * tokens:
+            return None
+        more = self._run(
+            "strategy-executor",
+            "execute",
+            _fragments,
+            [(leader, confidence, tokens + slack)],
+            request,
+            backends,
+            plan_context,
+            fix=counts.fix_all,
+        )
+        if not more:
+            return None
+        return [f for f in raw if f.provenance.strategy != name] + list(more)
 
     # -- running one stage ---------------------------------------------------------------
 

@@ -25,7 +25,11 @@ the likeliest files are then read whole and scored against the whole question
 
 **Execute.** The budget goes to the parts of the likeliest files that most
 likely must change (:mod:`._delivery`): whole small files, the best-matching
-functions and methods in full, their classes' outlines. Following the spec's
+functions and methods in full, their classes' outlines; eight files at most,
+one more per 2,000 tokens beyond 16,000 (a large budget can afford a glimpse of
+further candidates). Asked again within one assembly (the pipeline gives the
+leading strategy what the others left unused), the retrieval is reused and
+only the delivery runs. Following the spec's
 actor-type patterns, a request whose ``purpose`` is strategizing gets
 signatures (broader, shallower) instead of full bodies.
 
@@ -41,6 +45,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from cleveragents import assembly
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents.models.uko import DEPTH_FULL
 from cleveragents_acms.strategies._delivery import Delivery
@@ -69,6 +74,7 @@ from cleveragents_acms.strategies.semantic import (
 
 if TYPE_CHECKING:
     from cleveragents.protocols.backends import BackendSet
+    from cleveragents_acms.strategies.query import QueryAnalysis
 
 __all__ = ["ArceStrategy"]
 
@@ -127,16 +133,39 @@ class ArceStrategy:
         if analysis.is_empty and not request.focus:
             return []
         view = GraphView(backends.graph, backends.scope) if backends.graph is not None else None
-        evidence = Evidence(analysis)
-        self._retrieve(request, backends, view, evidence)
+        evidence = self._evidence(request, backends, view, analysis)
         if not evidence.fused:
             return []
         if backends.nodes is None or view is None:
             return self._deliver_hits(request, backends, budget, evidence)
-        read_likeliest(backends, evidence)
-        return Delivery(self.name, request, backends, view, evidence, budget).run(self.top_files)
+        return Delivery(self.name, request, backends, view, evidence, budget).run(
+            max(self.top_files, budget // 2000)
+        )
 
     # -- Analyze + Retrieve ----------------------------------------------------------------
+
+    def _evidence(
+        self,
+        request: ContextRequest,
+        backends: BackendSet,
+        view: GraphView | None,
+        analysis: QueryAnalysis,
+    ) -> Evidence:
+        """The request's evidence; asked again in the same assembly (for a larger budget),
+        the retrieval already done is reused."""
+        services = assembly.current()
+        key = (self.name, id(self))
+        if services is not None:
+            known = services.memo.get(key)
+            if known is not None and known[0] is request and known[1] is backends:
+                return known[2]
+        evidence = Evidence(analysis)
+        self._retrieve(request, backends, view, evidence)
+        if evidence.fused and backends.nodes is not None and view is not None:
+            read_likeliest(backends, evidence)
+        if services is not None:
+            services.memo[key] = (request, backends, evidence)
+        return evidence
 
     def _retrieve(
         self,
