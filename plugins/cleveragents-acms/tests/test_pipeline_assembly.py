@@ -322,3 +322,17 @@ def test_inspection_reports_the_refilled_allocation() -> None:
     assert records["arce"].fragments == len(filling("arce")(second))
     assert records["simple-keyword"].fragments == 1
     assert all(ms >= 0 for ms in pipeline.stage_ms.values())
+
+
+def test_after_a_refill_dropped_lists_what_the_final_packing_left_out() -> None:
+    """Packing runs twice; the context's dropped list is the second packing's, not both."""
+    leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
+    huge = make_fragment(f"{BASE}/pkg/big.py#huge", source("huge", 900), path="pkg/big.py")
+    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=[huge])
+    context = ContextAssemblyPipeline(None, [leader, sparse], tokenizer=CL100K).assemble(
+        make_request(), BackendSet(), 8000
+    )
+    assert len(leader.calls) == 2
+    nodes = [d.uko_node for d in context.dropped]
+    assert nodes.count(huge.uko_node) == 1 and len(set(nodes)) == len(nodes)
+    assert exact_total(context) <= 8000

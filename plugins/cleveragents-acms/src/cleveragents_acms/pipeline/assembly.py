@@ -247,11 +247,13 @@ class ContextAssemblyPipeline:
         )
 
         # -- Phase 2: fragment fusion ---------------------------------------------------------
+        mark = len(services.dropped)
         scored, packed, ordered = self._fuse(raw, fragment_budget, plan_context, counts)
         refill = self._refill(
             allocations, raw, packed, fragment_budget, request, backends, plan_context, counts
         )
         if refill is not None:
+            del services.dropped[mark:]  # what the final packing leaves out is what was dropped
             scored, packed, ordered = self._fuse(refill, fragment_budget, plan_context, counts)
 
         # -- Phase 3: context finalisation ----------------------------------------------------
@@ -361,7 +363,11 @@ class ContextAssemblyPipeline:
         ``min-useful-budget`` and the strategy the selector ranked first filled
         its own share, it runs again with its share plus the unused tokens, and
         its new fragments replace its first ones before stages 4-8 run again
-        (``context.pipeline.budget-allocator.refill-unused``).
+        (``context.pipeline.budget-allocator.refill-unused``). Its share counts
+        whole although the others' copies of what it found took part of it:
+        granted only what their packed fragments leave, it delivers less that
+        is new (measured in ``benchmarks/quality``: 38 / 50 / 61 / 66 % edit-hit
+        against 41 / 54 / 61 / 70 %).
         """
         if len(allocations) < 2 or not setting("budget-allocator", "refill-unused"):
             return None
@@ -370,8 +376,7 @@ class ContextAssemblyPipeline:
             return None
         leader, confidence, tokens = allocations[0]
         name = _name(leader)
-        own = [f for f in raw if f.provenance.strategy == name]
-        if sum(f.token_count for f in own) < 0.8 * tokens:
+        if sum(f.token_count for f in raw if f.provenance.strategy == name) < 0.8 * tokens:
             return None
         more = self._run(
             "strategy-executor",
