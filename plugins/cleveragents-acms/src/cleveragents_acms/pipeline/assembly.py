@@ -367,7 +367,9 @@ class ContextAssemblyPipeline:
         whole although the others' copies of what it found took part of it:
         granted only what their packed fragments leave, it delivers less that
         is new (measured in ``benchmarks/quality``: 38 / 50 / 61 / 66 % edit-hit
-        against 41 / 54 / 61 / 70 %).
+        against 41 / 54 / 61 / 70 %); granted the whole budget, it crowds the
+        others out (41 / 55 / 61 / 70 %, but the gold file in 82-85 % of the
+        contexts instead of 86-92 %).
         """
         if len(allocations) < 2 or not setting("budget-allocator", "refill-unused"):
             return None
