@@ -160,7 +160,8 @@ def test_path_indexes_first_and_fresh_text_is_delivered(ctx_cli: Run, tmp_path: 
     data = json.loads(first.stdout)
     assert "Indexed shop into project shop" in first.stderr
     assert data["project"] == "shop"
-    assert any(f["uko_node"].endswith("#add_item_to_cart") for f in data["fragments"])
+    # the function is delivered (alone, or inside its whole file)
+    assert any("def add_item_to_cart(cart, sku)" in f["content"] for f in data["fragments"])
     cart.write_text(cart.read_text().replace("cart.append(sku)", "cart.insert(0, sku)  # newest"))
     text = ctx_cli("context", "assemble", "add item to cart", "--project", "shop").stdout
     assert "cart.insert(0, sku)  # newest" in text and "[refreshed]" in text

@@ -597,6 +597,45 @@ def test_packer_without_a_renderer_drops_what_does_not_fit() -> None:
     assert [f.uko_node[-5:] for f in packed] == ["small"]
 
 
+def test_packer_never_packs_text_twice_across_containment() -> None:
+    """A method packed before its whole class gives its tokens back; one scored after it is
+    skipped; neither is listed as dropped. The refund lets the next fragment in."""
+    method = fragment("Cart.add", token_count=40)
+    whole = fragment("Cart", code("Cart") + "\n" + method.content, token_count=100)
+    inside_after = fragment("Cart.remove", token_count=30)
+    other = fragment("checkout", token_count=45)
+    items = [
+        make_scored(method, 0.9),
+        make_scored(whole, 0.8),
+        make_scored(inside_after, 0.7),
+        make_scored(other, 0.6),
+    ]
+    with running() as services:
+        packed = GreedyKnapsackPacker().pack(items, 150, StaticDetailLevelMaps())
+    assert [f.uko_node.rsplit("#", 1)[1] for f in packed] == ["Cart", "checkout"]
+    assert services.dropped == []  # without the refund, checkout would not have fitted
+
+
+def test_packer_containment_needs_the_container_in_full() -> None:
+    """A class packed as an outline (depth 6) holds no method bodies; an old revision of a
+    method (``uri@time``) is not inside the current class either."""
+    outline = fragment("Cart", "class Cart:\n    def add(self, sku): ...", depth=6)
+    method = fragment("Cart.add", token_count=40)
+    whole = fragment("Cart2", token_count=60)
+    old = make_fragment(
+        f"{BASE}/app.py#Cart2.add@2026-01-01T00:00:00.000000Z", "def add(): old", path="app.py"
+    )
+    items = [make_scored(outline, 0.9), make_scored(method, 0.8)]
+    items += [make_scored(whole, 0.7), make_scored(old, 0.6)]
+    packed = GreedyKnapsackPacker().pack(items, 1000, StaticDetailLevelMaps())
+    assert [f.uko_node.rsplit("#", 1)[1] for f in packed] == [
+        "Cart",
+        "Cart.add",
+        "Cart2",
+        "Cart2.add@2026-01-01T00:00:00.000000Z",
+    ]
+
+
 # -- 8. RelevanceCoherenceOrderer --------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from cleveragents.log import get_logger
 
 __all__ = [
     "STAGE_SETTINGS",
+    "ancestors",
     "containment_depth",
     "count_tokens",
     "default_setting",
@@ -123,6 +124,19 @@ def parent_of(uri: str) -> str | None:
     if "." in qualname:
         return f"{base}#{qualname.rsplit('.', 1)[0]}"
     return base
+
+
+def ancestors(uri: str) -> list[str]:
+    """The nodes that contain ``uri``, nearest first, up to its file; none for a revision
+    IRI (``<uri>@<validFrom>``: an old version is not inside the current nodes)."""
+    if "@" in uri.partition("#")[2] or "#" not in uri:
+        return []
+    found = []
+    parent = parent_of(uri)
+    while parent is not None:
+        found.append(parent)
+        parent = parent_of(parent)
+    return found
 
 
 def containment_depth(uri: str) -> int:

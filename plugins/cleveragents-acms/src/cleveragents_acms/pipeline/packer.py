@@ -8,6 +8,12 @@ own) and is re-rendered there by the assembly's renderer
 rendering smaller than ``min-fragment-tokens`` is not worth its place and is
 skipped, as is an empty fragment. The budget is never exceeded.
 
+Containment counts: a node packed in full (depth 9) holds the text of every node
+inside it (by URI: a file its symbols, a class its methods), so a fragment of
+such a node is not packed again, and one packed earlier gives its tokens back
+(strategies that share a budget often deliver a file whole and, separately,
+functions of it).
+
 Every downgraded or dropped fragment is recorded as a
 :class:`~cleveragents.models.context.DroppedFragment` in the running
 assembly's ``dropped`` list, so an agent can ask for it later.
@@ -20,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from cleveragents import assembly
 from cleveragents.models.context import ContextFragment, DroppedFragment, ScoredFragment
-from cleveragents_acms.pipeline._common import note, setting
+from cleveragents.models.uko import DEPTH_FULL
+from cleveragents_acms.pipeline._common import ancestors, note, setting
 
 if TYPE_CHECKING:
     from cleveragents.protocols.uko import DetailLevelMapRegistry
@@ -61,15 +68,16 @@ class GreedyKnapsackPacker:
         steps = list(setting(_STAGE, "depth-fallback-steps", self.depth_fallback_steps))
         minimum = int(setting(_STAGE, "min-fragment-tokens", self.min_fragment_tokens))
         dropped: list[DroppedFragment] = []
-        packed: list[ContextFragment] = []
-        nodes: set[str] = set()
+        packed = _Packed()
         remaining = max(0, int(budget))
         ranked = sorted(
             enumerate(scored_fragments), key=lambda item: (-item[1].composite_score, item[0])
         )
         for _, item in ranked:
             fragment = item.fragment
-            if fragment.uko_node in nodes:
+            if packed.covers(fragment.uko_node):
+                continue  # inside a node packed in full: its text is in the context already
+            if fragment.uko_node in packed.nodes:
                 reason = "another rendering of the node was packed"
                 dropped.append(DroppedFragment.of(fragment, reason))
                 continue
@@ -77,24 +85,20 @@ class GreedyKnapsackPacker:
                 dropped.append(DroppedFragment.of(fragment, "empty fragment"))
                 continue
             if fragment.token_count <= remaining:
-                packed.append(fragment)
-                nodes.add(fragment.uko_node)
-                remaining -= fragment.token_count
+                remaining += packed.add(fragment)
                 continue
             shallower = self._fallback(fragment, remaining, steps, minimum, renderer)
             if shallower is None:
                 reason = "over budget at every depth" if renderer else "over budget"
                 dropped.append(DroppedFragment.of(fragment, reason))
                 continue
-            packed.append(shallower)
-            nodes.add(fragment.uko_node)
-            remaining -= shallower.token_count
+            remaining += packed.add(shallower)
             dropped.append(
                 DroppedFragment.of(fragment, "re-rendered shallower to fit", shallower.detail_depth)
             )
         if services is not None:
-            services.dropped.extend(dropped)
-        return packed
+            services.dropped.extend(d for d in dropped if not packed.covers(d.uko_node))
+        return packed.fragments()
 
     @staticmethod
     def _fallback(
@@ -126,3 +130,40 @@ class GreedyKnapsackPacker:
             if minimum <= rendered.token_count <= remaining and rendered.token_count > 0:
                 return rendered
         return None
+
+
+class _Packed:
+    """The packed fragments, aware of containment: a node packed in full (depth 9) holds
+    the text of every node inside it (a file its classes, a class its methods), so those
+    are neither packed again nor listed as dropped, and any packed before it give their
+    tokens back."""
+
+    def __init__(self) -> None:
+        #: in packing order; a key per fragment (its node is new: duplicates never get here)
+        self._fragments: dict[int, ContextFragment] = {}
+        self.nodes: set[str] = set()
+        self._full: set[str] = set()
+        #: ancestor URI -> keys of packed fragments inside it
+        self._inside: dict[str, list[int]] = {}
+
+    def covers(self, uri: str) -> bool:
+        return any(ancestor in self._full for ancestor in ancestors(uri))
+
+    def add(self, fragment: ContextFragment) -> int:
+        """Pack ``fragment``; the change in free tokens (its cost, less what it absorbs)."""
+        key = len(self.nodes)
+        self._fragments[key] = fragment
+        self.nodes.add(fragment.uko_node)
+        for ancestor in ancestors(fragment.uko_node):
+            self._inside.setdefault(ancestor, []).append(key)
+        change = -fragment.token_count
+        if fragment.detail_depth >= DEPTH_FULL:
+            self._full.add(fragment.uko_node)
+            for inner in self._inside.pop(fragment.uko_node, []):
+                absorbed = self._fragments.pop(inner, None)
+                if absorbed is not None:
+                    change += absorbed.token_count
+        return change
+
+    def fragments(self) -> list[ContextFragment]:
+        return list(self._fragments.values())
