@@ -413,7 +413,7 @@ def _strategy_table(strategies: Any, delivered: str, *, empty: str) -> None:
             {
                 "strategy": s.name,
                 "confidence": f"{s.confidence:.2f}",
-                "tokens": s.tokens,
+                "tokens": f"{s.tokens} +{s.refilled} unused" if s.refilled else s.tokens,
                 "returned": s.fragments,
                 delivered: s.delivered,
             }

@@ -49,6 +49,8 @@ class StrategyRecord:
     tokens: int = 0
     fragments: int = 0
     delivered: int = 0
+    #: tokens it was given on top of ``tokens``: what the others left unused (the refill)
+    refilled: int = 0
 
 
 @dataclass

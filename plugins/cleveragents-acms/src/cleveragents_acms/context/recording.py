@@ -37,6 +37,7 @@ class RecordingPipeline(ContextAssemblyPipeline):
         self.selected: list[tuple[str, float]] = []
         self.allocated: dict[str, int] = {}
         self.returned: Counter[str] = Counter()
+        self.refilled: dict[str, int] = {}
         self._refilling = False
 
     def _run(self, slot: str, method: str, check: Any, *args: Any, fix: Any = None) -> Any:
@@ -67,7 +68,9 @@ class RecordingPipeline(ContextAssemblyPipeline):
             if not self._refilling:
                 self.returned = returned
             elif returned:  # the leading strategy again, with the unused tokens added
-                self.allocated.update({_name(s): int(t) for s, _, t in args[0]})
+                for strategy, _, tokens in args[0]:
+                    name = _name(strategy)
+                    self.refilled[name] = int(tokens) - self.allocated.get(name, 0)
                 for name, count in returned.items():  # its new fragments replace its first
                     self.returned[name] = count
         return result
@@ -107,6 +110,7 @@ class RecordingPipeline(ContextAssemblyPipeline):
                 tokens=self.allocated.get(name, 0),
                 fragments=self.returned.get(name, 0),
                 delivered=delivered.get(name, 0),
+                refilled=self.refilled.get(name, 0),
             )
             for name, confidence in self.selected
         ]
