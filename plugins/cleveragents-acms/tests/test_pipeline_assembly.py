@@ -337,3 +337,26 @@ def test_after_a_refill_dropped_lists_what_the_final_packing_left_out() -> None:
     nodes = [d.uko_node for d in context.dropped]
     assert nodes.count(huge.uko_node) == 1 and len(set(nodes)) == len(nodes)
     assert exact_total(context) <= 8000
+
+
+def test_a_leader_that_fails_on_the_refill_keeps_its_first_fragments() -> None:
+    """Nothing is lost when the second call raises: the first answer stands, with a note."""
+    produce = filling("arce")
+    calls: list[int] = []
+
+    def once(budget: int) -> list[ContextFragment]:
+        calls.append(budget)
+        if len(calls) > 1:
+            raise RuntimeError("index went away")
+        return produce(budget)
+
+    leader = StubStrategy("arce", 0.9, quality=0.95, fragments=once)
+    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    context = ContextAssemblyPipeline(None, [leader, sparse], tokenizer=CL100K).assemble(
+        make_request(), BackendSet(), 8000
+    )
+    assert len(calls) == 2
+    first = produce(calls[0])
+    assert {f.uko_node for f in first} <= {f.uko_node for f in context.fragments}
+    assert any("arce" in note and "RuntimeError" in note for note in context.notes)
+    assert exact_total(context) <= 8000
