@@ -40,6 +40,23 @@ def test_assembled_json_stays_within_the_budget(ctx_cli: Run, budget: int) -> No
         assert data["fragments"]
 
 
+def test_the_same_question_gets_the_same_context_in_every_process(ctx_cli: Run) -> None:
+    """Nothing depends on Python's per-process string hashing (set order, tie-breaks)."""
+
+    def delivered(seed: str) -> list[tuple[str, int]]:
+        data = json.loads(
+            ctx_cli(
+                "context", "assemble", QUESTION, "--project", "demo", "--json",
+                "--budget", "4000", PYTHONHASHSEED=seed,
+            ).stdout
+        )  # fmt: skip
+        return [(f["uko_node"], f["detail_depth"]) for f in data["fragments"]]
+
+    first = delivered("1")
+    assert first
+    assert delivered("2") == first
+
+
 def test_assemble_prints_fragments_totals_and_dropped(ctx_cli: Run, ctx_corpus: Path) -> None:
     """Preamble, each fragment with path:start-end, depth, score and strategy, totals, dropped."""
     out = ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--budget", "1200").stdout

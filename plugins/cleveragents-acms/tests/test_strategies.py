@@ -8,7 +8,10 @@ selector must degrade along the fallback path when backends are missing.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -207,6 +210,26 @@ def test_personalized_pagerank_stays_near_the_focus() -> None:
     assert rank.get("x", 0.0) == pytest.approx(0.0) and rank.get("y", 0.0) == pytest.approx(0.0)
     assert sum(rank.values()) == pytest.approx(1.0)
     assert personalized_pagerank(edges, {}) == {}
+
+
+def test_personalized_pagerank_is_the_same_in_every_process() -> None:
+    """Tied ranks come out in one order and sum in one order, whatever the string hashing."""
+    script = (
+        "from cleveragents_acms.strategies.ranking import personalized_pagerank as p\n"
+        "edges = {'hub': {f'leaf{i}': 1.0 for i in range(40)}}\n"
+        "edges.update({f'leaf{i}': {'hub': 1.0, f'x{i}': 0.5} for i in range(40)})\n"
+        "print(repr(list(p(edges, {'hub': 1.0, 'leaf3': 0.2}).items())))\n"
+    )
+
+    def ranks(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        return subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    first = ranks("1")
+    assert "leaf39" in first
+    assert ranks("2") == first == ranks("3")
 
 
 def test_reciprocal_rank_fusion_rewards_agreement() -> None:

@@ -221,7 +221,7 @@ class ArceStrategy:
             if uri in hood.distance:
                 personal[uri] = personal.get(uri, 0.0) + best * 0.5 * weight
         rank = personalized_pagerank(hood.edges, personal)
-        return sorted(rank, key=lambda u: -rank[u])[:60]
+        return sorted(rank, key=lambda u: (-rank[u], u))[:60]
 
     def _refinements(self, backends: BackendSet, evidence: Evidence) -> list[TextQuery]:
         """Names in the best nodes' signatures and docstrings that share words with the question."""
@@ -235,7 +235,7 @@ class ArceStrategy:
             text = " ".join(
                 [node.properties.get("signature", ""), node.properties.get("docstring", "")]
             )
-            for word in set(_WORD.findall(text)):
+            for word in dict.fromkeys(_WORD.findall(text)):  # in order: ties stay stable
                 parts = parts_of(word)
                 if (
                     len(word) > 3

@@ -32,9 +32,10 @@ def personalized_pagerank(
     if total <= 0:
         return {}
     jump = {node: w / total for node, w in jump.items()}
-    nodes: set[str] = set(jump) | set(edges)
+    # an ordered set: the sums below then add up in the same order in every process
+    nodes: dict[str, None] = dict.fromkeys([*jump, *edges])
     for targets in edges.values():
-        nodes.update(targets)
+        nodes.update(dict.fromkeys(targets))
     out_weight = {
         node: sum(w for w in targets.values() if w > 0) for node, targets in edges.items()
     }
