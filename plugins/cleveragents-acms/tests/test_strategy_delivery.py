@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from cleveragents.models.uko import DEPTH_FULL, DEPTH_OUTLINE, DEPTH_SIGNATURES
-from cleveragents_acms.strategies._delivery import Delivery, _Unit
+from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
+from cleveragents_acms.strategies._delivery import Delivery, _frame_floors, _Unit
+from cleveragents_acms.strategies.query import analyze
 
 BEST = "r/best.py"
 OTHER = "r/other.py"
@@ -102,3 +103,77 @@ def test_a_function_too_long_to_fit_whole_gets_only_a_short_outline() -> None:
     assert delivered[f"{BEST}#huge"] == DEPTH_OUTLINE  # a short outline is a cheap glimpse
     assert f"{BEST}#long_outline" not in delivered  # a long one would crowd out ...
     assert delivered[f"{BEST}#next"] == DEPTH_FULL  # ... the next function in full
+
+
+def test_a_large_class_outline_does_not_take_a_small_budget() -> None:
+    """A class's member list costs a tenth of the budget at most: bodies are worth more."""
+    units = [
+        _Unit(f"{BEST}#Printer", BEST, 0.9, DEPTH_SIGNATURES, "outline"),
+        _function(BEST, "print_vector", 0.8),
+    ]
+    sizes = {
+        f"{BEST}#Printer": {DEPTH_SIGNATURES: 1600, DEPTH_MEMBERS: 1400},
+        f"{BEST}#print_vector": {DEPTH_FULL: 1000, DEPTH_OUTLINE: 100},
+    }
+    delivered = _deliver(4000, units, {BEST: 1.0}, sizes)
+    assert delivered == {f"{BEST}#print_vector": DEPTH_FULL}
+    # with room to spare, the outline comes too
+    delivered = _deliver(32000, units, {BEST: 1.0}, sizes)
+    assert delivered[f"{BEST}#Printer"] == DEPTH_SIGNATURES
+
+
+PYTEST_TRACEBACK = """Rewrite fails when the first expression is a number
+
+```
+/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py:413: in rewrite_asserts
+    AssertionRewriter(module_path, config, source).run(mod)
+/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py:695: in run
+    if self.is_rewrite_disabled(doc):
+/usr/lib/python3.8/site-packages/_pytest/assertion/rewrite.py:760: in is_rewrite_disabled
+    return "PYTEST_DONT_REWRITE" in docstring
+E   TypeError: argument of type 'int' is not iterable
+```
+"""
+
+
+def test_pytest_style_frames_are_read_like_python_ones() -> None:
+    """``path.py:695: in run`` is a frame: its file is a path, its function a trace function."""
+    analysis = analyze(PYTEST_TRACEBACK)
+    assert analysis.trace_functions == ["rewrite_asserts", "run", "is_rewrite_disabled"]
+    assert "_pytest/assertion/rewrite.py" in analysis.paths
+    assert analysis.trace_frames[-1] == ("_pytest/assertion/rewrite.py", "is_rewrite_disabled")
+
+
+class _Scores:
+    def __init__(self, scores: Mapping[str, float]) -> None:
+        self.scores = scores
+
+    def score(self, node: Any) -> float:
+        return self.scores[node.uri]
+
+
+def test_the_functions_a_traceback_passes_through_get_a_high_share() -> None:
+    """Frames in the file rank near its best member, the innermost highest; others keep theirs."""
+    path = "src/_pytest/assertion/rewrite.py"
+    names = ("helper", "run", "is_rewrite_disabled", "rewrite_asserts")
+    nodes = {
+        f"{path}#{n}": SimpleNamespace(uri=f"{path}#{n}", name=n, path=path, uko_type="uko:Method")
+        for n in names
+    }
+    lexical = _Scores(dict(zip(nodes, (1.0, 0.1, 0.1, 0.1), strict=True)))
+    frames = _frame_floors(analyze(PYTEST_TRACEBACK))
+    shares = Delivery._shares(list(nodes), nodes, {}, lexical, {}, frames)  # type: ignore[arg-type]
+    assert shares[f"{path}#helper"] == 1.0
+    assert shares[f"{path}#is_rewrite_disabled"] == 1.0  # innermost frame
+    assert shares[f"{path}#run"] == 0.9 > shares[f"{path}#rewrite_asserts"] >= 0.6
+    # a function of the same name in another file is not a frame
+    other = SimpleNamespace(uri="x.py#run", name="run", path="x.py", uko_type="uko:Method")
+    shares = Delivery._shares(
+        ["x.py#run", f"{path}#helper"],
+        {"x.py#run": other, f"{path}#helper": nodes[f"{path}#helper"]},
+        {},
+        _Scores({"x.py#run": 0.1, f"{path}#helper": 1.0}),
+        {},
+        frames,
+    )  # type: ignore[arg-type]
+    assert shares["x.py#run"] == 0.1

@@ -83,9 +83,14 @@ _MAP_SHARE = 0.1
 _MAP_TOKENS = 60
 #: The most a glimpse (a signature, a function's outline in place of its text) may take.
 _GLIMPSE_TOKENS = 2 * _MAP_TOKENS
+#: The most a class's outline may take: a large class's member list is not worth its bodies.
+_OUTLINE_SHARE = 0.1
 #: The likeliest function of the next files comes right after the best file's best ones.
 _RUNNER_UP_FILES = 2
 _RUNNER_UP_VALUE = 0.9
+#: A traceback frame's function has at least this share of its file, less for outer frames.
+_FRAME_FLOOR_STEP = 0.1
+_FRAME_FLOOR_MIN = 0.6
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -140,11 +145,12 @@ class Delivery:
         node_scores = normalise(self.evidence.fused)
         local = LocalScorer(self.evidence.analysis, nodes)
         calls = self._calls([u for f in ranked[:_CALL_FILES] for u in members[f]])
+        frames = _frame_floors(self.evidence.analysis)
         units: list[_Unit] = []
         for index, file_uri in enumerate(ranked):
             p = probability[file_uri]
             units.append(_Unit(file_uri, file_uri, p, DEPTH_FULL, "file"))
-            shares = self._shares(members[file_uri], nodes, node_scores, local, calls)
+            shares = self._shares(members[file_uri], nodes, node_scores, local, calls, frames)
             for uri, share in shares.items():
                 node = nodes[uri]
                 depth = requested_depth(self.request, node.uko_type)
@@ -198,12 +204,14 @@ class Delivery:
         node_scores: Mapping[str, float],
         local: LocalScorer,
         calls: Mapping[str, list[str]],
+        frames: Mapping[str, list[tuple[str, float]]],
     ) -> dict[str, float]:
         """Each member's share of its file's evidence (the best member 1.0); imports left out.
 
-        A function the question points at often fails in what it calls, so a
-        callee gets at least ``_CALLEE_SHARE`` of its best caller's share (two
-        levels down).
+        A function a traceback passes through in this file has at least its
+        frame's floor (:func:`_frame_floors`). A function the question points
+        at often fails in what it calls, so a callee gets at least
+        ``_CALLEE_SHARE`` of its best caller's share (two levels down).
         """
         candidates = [u for u in members if u in nodes and not _is_import(nodes[u].uko_type)]
         lexical = normalise({u: local.score(nodes[u]) for u in candidates})
@@ -211,6 +219,11 @@ class Delivery:
             uri: 0.5 * node_scores.get(uri, 0.0) + 0.5 * lexical.get(uri, 0.0) for uri in candidates
         }
         shares = normalise(combined)
+        for uri in candidates:
+            node = nodes[uri]
+            for path, floor in frames.get(node.name, ()):
+                if is_callable(node.uko_type) and _same_file(node.path, path):
+                    shares[uri] = max(shares[uri], floor)
         for _ in range(2):
             inherited = dict(shares)
             for caller, callees in calls.items():
@@ -296,6 +309,8 @@ class Delivery:
                     )
             else:
                 floor = DEPTH_OUTLINE if unit.kind == "node" else DEPTH_MEMBERS
+                if unit.kind == "outline":
+                    limit = min(limit, max(_GLIMPSE_TOKENS, int(self.budget * _OUTLINE_SHARE)))
                 added = filler.offer(
                     unit.uri,
                     depths_from(unit.depth, floor),
@@ -368,6 +383,23 @@ def _probabilities(ranked: list[str], files: Mapping[str, float]) -> dict[str, f
     """Each file's belief relative to the best file's (1.0): a softmax of the scores."""
     best = files[ranked[0]] or 1.0
     return {f: math.exp(_FILE_SHARPNESS * (files[f] / best - 1.0)) for f in ranked}
+
+
+def _frame_floors(analysis: QueryAnalysis) -> dict[str, list[tuple[str, float]]]:
+    """Function name -> ``(path, floor)`` of each traceback frame, the innermost 1.0.
+
+    A traceback is the path to the failure: the fix is most often in its
+    innermost frames of the project, less often further out.
+    """
+    floors: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for depth, (path, function) in enumerate(reversed(analysis.trace_frames)):
+        floors[function].append((path, max(_FRAME_FLOOR_MIN, 1.0 - _FRAME_FLOOR_STEP * depth)))
+    return floors
+
+
+def _same_file(indexed: str, written: str) -> bool:
+    """``written`` (from a traceback, site prefix stripped) names the indexed file."""
+    return indexed == written or indexed.endswith("/" + written) or written.endswith("/" + indexed)
 
 
 def _is_import(uko_type: str) -> bool:

@@ -81,6 +81,8 @@ _PROSE_NOISE = _word_set("self cls def none true false args kwargs foo bar baz s
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?')
+#: pytest's long traceback style: ``path/to/module.py:695: in run``.
+_PYTEST_FRAME = re.compile(r"^[ \t]*([^\s:]+\.py):(\d+): in ([\w<>.]+)", re.M)
 _EXCEPTION_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning|Exit|Interrupt))\s*:\s*(.+?)\s*$", re.M
 )
@@ -175,6 +177,8 @@ class QueryAnalysis:
     own_classes: set[str] = field(default_factory=set)
     #: function names of traceback frames, innermost last
     trace_functions: list[str] = field(default_factory=list)
+    #: ``(relative path, function)`` of the same frames
+    trace_frames: list[tuple[str, str]] = field(default_factory=list)
     #: exception class names
     errors: list[str] = field(default_factory=list)
     #: error messages and quoted phrases, as written
@@ -249,6 +253,13 @@ def _prose_words(text: str) -> list[str]:
     return words
 
 
+def _trace_frames(text: str) -> list[tuple[str, str, str]]:
+    """``(path, line, function)`` of each traceback frame in ``text``, in order (both styles)."""
+    found = [*_TRACE_FRAME.finditer(text), *_PYTEST_FRAME.finditer(text)]
+    found.sort(key=lambda m: m.start())
+    return [(m.group(1), m.group(2), m.group(3) or "") for m in found]
+
+
 def _strip_site(path: str) -> str:
     """The package-relative part of an installed path (after site-packages/ or a src/ root)."""
     path = path.replace("\\", "/")
@@ -281,12 +292,14 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
     prose_only = _BACKTICK.sub(" ", prose)
 
     # Tracebacks: the files and functions they pass through, and the message at the end.
-    for path, _line, function in _TRACE_FRAME.findall(text):
+    for path, _line, function in _trace_frames(text):
         relative = _strip_site(path)
         if relative and relative not in analysis.paths:
             analysis.paths.append(relative)
         if function and function.isidentifier() and function not in ("<module>", "main"):
             analysis.trace_functions.append(function)
+            if relative:
+                analysis.trace_frames.append((relative, function))
             identifiers.add(function, 2.0)
     for error, message in _EXCEPTION_LINE.findall(text):
         analysis.errors.append(error)
