@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["read_likeliest", "whole_file_scores"]
 
 #: How many of the likeliest files are read.
-CANDIDATES = 20
+CANDIDATES = 30
 _K1 = 1.2
 _B = 0.75
 #: A term's salience counts up to this much (one repeated name must not decide alone).
