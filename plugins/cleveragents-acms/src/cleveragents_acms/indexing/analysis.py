@@ -80,6 +80,9 @@ def _init_worker(specs: Sequence[ComponentSpec], embedder: ComponentSpec | None)
     gc.disable()
     _ANALYZERS[:] = _build(specs)
     _EMBEDDER[:] = [(embedder.name, embedder.build())] if embedder is not None else []
+    # What the worker inherited from the indexer at fork, and its analyzers, live as long
+    # as it does: frozen, they are left out of each periodic collection (~0.1 s each).
+    gc.freeze()
 
 
 def embed_nodes(embedder: Any, nodes: Sequence[Any]) -> dict[str, Any]:
