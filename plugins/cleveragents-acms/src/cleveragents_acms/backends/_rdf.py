@@ -1,4 +1,4 @@
-"""RDF plumbing of the graph backend: graph names, terms, N-Quads text and query guards."""
+"""RDF plumbing of the graph backend: graph names, terms, TriG/N-Quads text and query guards."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def _expand(curie: str) -> str:
 
 
 def _safe_iri(value: str) -> str:
-    """``value`` with characters N-Quads forbids in an IRI percent-encoded."""
+    """``value`` with characters N-Quads and TriG forbid in an IRI percent-encoded."""
     if _IRI_FORBIDDEN.search(value):
         return _IRI_FORBIDDEN.sub(lambda m: quote(m.group(), safe=""), value)
     return value

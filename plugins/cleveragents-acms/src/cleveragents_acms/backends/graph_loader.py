@@ -4,7 +4,7 @@ pyoxigraph holds the GIL while it loads, and a cold index of 100k nodes is
 over a million quads: loading them in this process would stall the other
 stores' writes for tens of seconds. A :class:`BackgroundLoad` hands the store
 to a child process (RocksDB allows one writer, so the parent lets go of it),
-streams it N-Quads through a pipe from a sender thread, and takes the store
+streams it TriG through a pipe from a sender thread, and takes the store
 back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes the text
 index, node store and vectors. Like the in-process bulk loader, the load is
 not transactional: the indexer's fresh-resource check repairs a partial one.
@@ -48,7 +48,7 @@ def _load(location: str, stream: BinaryIO, report: BinaryIO) -> None:
         store = ox.Store(location)
         while size := _LENGTH.unpack(_read_exactly(stream, _LENGTH.size))[0]:
             chunk = _read_exactly(stream, size)
-            store.bulk_load(input=chunk, format=ox.RdfFormat.N_QUADS, lenient=True)
+            store.bulk_load(input=chunk, format=ox.RdfFormat.TRIG, lenient=True)
         store.flush()
         del store
         report.write(b"ok\n")
@@ -93,12 +93,12 @@ class BackgroundLoad:
 
     def add_nodes(self, nodes: Iterable[UKONode], *, valid_from: datetime) -> int:
         """Queue the current version of ``nodes`` (none of them may be current already)."""
-        lines: list[str] = []
-        self.backend.node_nquads(nodes, valid_from, lines)
-        if lines:
-            self._chunks.put("".join(lines).encode("utf-8", "replace"))
-            self.quads += len(lines)
-        return len(lines)
+        parts: list[str] = []
+        quads = self.backend.node_trig(nodes, valid_from, parts)
+        if quads:
+            self._chunks.put("".join(parts).encode("utf-8", "replace"))
+            self.quads += quads
+        return quads
 
     def finish(self) -> int:
         """Wait for the child, take the store back; raises if the load failed."""

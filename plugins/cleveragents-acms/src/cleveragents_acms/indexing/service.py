@@ -553,7 +553,7 @@ class RepoIndexingService:
             if fresh and len(versions) >= _BACKGROUND_GRAPH_NODES
             else None
         )
-        # Batches keep the N-Quads text of one call small (a 10k-file run has millions
+        # Batches keep the TriG text of one call small (a 10k-file run has millions
         # of quads).
         for start in range(0, len(versions), _GRAPH_BATCH):
             batch = versions[start : start + _GRAPH_BATCH]
