@@ -36,6 +36,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring_ascii as _json_string
 from pathlib import Path
 from typing import Any
 
@@ -229,17 +230,22 @@ class TantivyTextBackend:
         snippet = (
             node.rendering(DEPTH_SIGNATURES) or node.properties.get("signature", "") or node.name
         )
-        return tantivy.Document(
-            uri=node.uri,
-            resource_id=node.resource_id,
-            res_path=f"{node.resource_id}/{node.path}",
-            doc_key=node.uri,
-            uko_type=node.uko_type,
-            language=node.language,
-            start_line=node.start_line,
-            end_line=node.end_line,
-            snippet=snippet[: self._snippet_chars].encode("utf-8", "replace"),
-            **node_fields(node, split_body),
+        # Typed by the schema: untyped, each value is tried as text, integer, float, date
+        # and facet before the bytes it is (a third of the document's cost).
+        return tantivy.Document.from_dict(
+            {
+                "uri": node.uri,
+                "resource_id": node.resource_id,
+                "res_path": f"{node.resource_id}/{node.path}",
+                "doc_key": node.uri,
+                "uko_type": node.uko_type,
+                "language": node.language,
+                "start_line": node.start_line,
+                "end_line": node.end_line,
+                "snippet": snippet[: self._snippet_chars].encode("utf-8", "replace"),
+                **node_fields(node, split_body),
+            },
+            self._schema,
         )
 
     def delete_paths(self, resource_id: str, paths: Iterable[str]) -> None:
@@ -463,5 +469,11 @@ def _result(uri: str, document: tantivy.Document, score: float) -> TextResult:
 
 
 def _display(path: str, name: str, qualname: str) -> bytes:
-    """The metadata a node result shows, stored as JSON (the indexed fields are expanded)."""
-    return json.dumps({"path": path, "name": name, "qualname": qualname}).encode("utf-8")
+    """The metadata a node result shows, stored as JSON (the indexed fields are expanded).
+
+    The same bytes as ``json.dumps`` of the dict, a quarter of its cost (once per node).
+    """
+    return (
+        f'{{"path": {_json_string(path)}, "name": {_json_string(name)}, '
+        f'"qualname": {_json_string(qualname)}}}'
+    ).encode()
