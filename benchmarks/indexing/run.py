@@ -13,7 +13,8 @@ catalogues). Every one of them is indexed: the run lifts the configured total-si
 about 6,800 files. It measures, in one run:
 
 * cold full index (files/s, peak RSS, index size on disk),
-* warm refresh with no change, and refresh after one changed file,
+* warm refresh with no change, and refresh after one changed file (five files, one at
+  a time: the median and each time),
 * text query latency p50/p95 through the Tantivy backend, beside ripgrep
   (`rg -l -F WORD corpus`, install with `apt-get install ripgrep`) on the same
   corpus with the same words.
@@ -140,13 +141,24 @@ def main() -> None:
     start = time.perf_counter()
     service.refresh_index(RESOURCE_ID, root, max_total_size=NO_LIMIT)
     results["refresh_no_change_s"] = round(time.perf_counter() - start, 3)
-    target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000)
-    target.write_text(target.read_text() + "\n\ndef benchmark_added_function():\n    return 1\n")
-    start = time.perf_counter()
-    one = service.refresh_index(RESOURCE_ID, root, max_total_size=NO_LIMIT)
-    results["refresh_one_file_s"] = round(time.perf_counter() - start, 3)
-    results["refresh_one_file_analysed"] = one.run.files_analyzed if one.run else None
-    results["refresh_one_file_phases_s"] = one.run.phases if one.run else {}
+    # One sample is at the mercy of whatever else runs (the graph store compacts after the
+    # cold load): five files, one after the other, each changed and refreshed alone.
+    targets = [p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000][::500][:5]
+    times, analysed, phases = [], [], []
+    for target in targets:
+        added = "\n\ndef benchmark_added_function():\n    return 1\n"
+        target.write_text(target.read_text() + added)
+        start = time.perf_counter()
+        one = service.refresh_index(RESOURCE_ID, root, max_total_size=NO_LIMIT)
+        times.append(time.perf_counter() - start)
+        analysed.append(one.run.files_analyzed if one.run else None)
+        phases.append(one.run.phases if one.run else {})
+    middle = sorted(range(len(times)), key=times.__getitem__)[len(times) // 2]
+    results["refresh_one_file_s"] = round(times[middle], 3)
+    results["refresh_one_file_all_s"] = [round(t, 3) for t in times]
+    results["refresh_one_file_analysed"] = analysed
+    results["refresh_one_file_phases_s"] = phases[middle]
+    results["refresh_one_file_slowest_phases_s"] = phases[times.index(max(times))]
 
     # Query words: identifiers sampled from the corpus (fixed seed).
     rng = random.Random(7)

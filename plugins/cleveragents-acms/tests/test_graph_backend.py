@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -465,6 +468,31 @@ def test_store_persists_across_reopen(tmp_path: Path) -> None:
     found = second.sparql_query("SELECT ?s ?p ?o WHERE { ?s ?p ?o }", scope=frozenset())
     assert "https://example.org/shared" in subjects(found.triples)
     second.close()
+
+
+def test_writes_survive_a_killed_process(tmp_path: Path) -> None:
+    """close() does not flush: what add_nodes wrote is durable the moment it returns."""
+    script = (
+        "import os, signal, sys\n"
+        "from datetime import UTC, datetime\n"
+        "from cleveragents.models.uko import UKONode, node_uri\n"
+        "from cleveragents_acms.backends.graph import OxigraphGraphBackend\n"
+        "graph = OxigraphGraphBackend(sys.argv[1])\n"
+        f"node = UKONode(node_uri('{RES_A}', 'm.py'), 'uko-py:Module', 'm.py', 'm.py', 1, 9,"
+        f" '{RES_A}')\n"
+        "print(graph.add_nodes([node], valid_from=datetime.now(UTC)), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "graph")], capture_output=True, text=True
+    )
+    assert done.returncode == -signal.SIGKILL
+    written = int(done.stdout.split()[0])
+    assert written > 5
+    reopened = OxigraphGraphBackend(tmp_path / "graph")
+    assert reopened.count() == written
+    assert reopened.get_triples(node_uri(RES_A, "m.py")).triples
+    reopened.close()
 
 
 def test_bulk_load_sanity(backend: OxigraphGraphBackend) -> None:

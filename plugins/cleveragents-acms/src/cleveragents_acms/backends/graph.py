@@ -712,12 +712,14 @@ class OxigraphGraphBackend:
                 )
 
     def close(self) -> None:
-        """Flush and release the store (its directory lock goes with it)."""
+        """Release the store (its directory lock goes with it).
+
+        No flush first: every write is already durable in the store's write-ahead
+        log (bulk loads write their files directly), and a flush may wait seconds
+        for a compaction of the whole index that the store can run later on its own.
+        """
         with self._lock:
-            if self._store is not None:
-                if not self.read_only:
-                    self._store.flush()
-                self._store = None
+            self._store = None
 
 
 class _TriGWriter:
