@@ -12,9 +12,11 @@ evidence:
   function in full). Its share combines its fused search score with a local
   lexical score against every term of the question (:class:`LocalScorer`),
   and a callee inherits 0.7 of its caller's share: a function the question
-  points at often fails in what it calls;
+  points at often fails in what it calls; a function a traceback passes
+  through ranks near the top of its file, the innermost frame first;
 * each class as its signatures, valued lower, so the shape of the code
-  around the delivered methods is there when it is cheap;
+  around the delivered methods is there when it is cheap (a tenth of the
+  budget at most: a large class's member list is not worth its bodies);
 * the imports of the two best files (edits often add one), valued lower still.
 
 The best function of the second and third files is raised to just below the
