@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
+from cleveragents_acms.strategies._anchors import path_candidates
 from cleveragents_acms.strategies._graph import DEPENDS_ON
 from cleveragents_acms.strategies._support import (
     BudgetFiller,
@@ -206,7 +207,7 @@ class Delivery:
         node_scores: Mapping[str, float],
         local: LocalScorer,
         calls: Mapping[str, list[str]],
-        frames: Mapping[str, list[tuple[str, float]]],
+        frames: Mapping[str, list[tuple[frozenset[str], float]]],
     ) -> dict[str, float]:
         """Each member's share of its file's evidence (the best member 1.0); imports left out.
 
@@ -223,8 +224,8 @@ class Delivery:
         shares = normalise(combined)
         for uri in candidates:
             node = nodes[uri]
-            for path, floor in frames.get(node.name, ()):
-                if is_callable(node.uko_type) and _same_file(node.path, path):
+            for paths, floor in frames.get(node.name, ()):
+                if is_callable(node.uko_type) and node.path in paths:
                     shares[uri] = max(shares[uri], floor)
         for _ in range(2):
             inherited = dict(shares)
@@ -387,21 +388,18 @@ def _probabilities(ranked: list[str], files: Mapping[str, float]) -> dict[str, f
     return {f: math.exp(_FILE_SHARPNESS * (files[f] / best - 1.0)) for f in ranked}
 
 
-def _frame_floors(analysis: QueryAnalysis) -> dict[str, list[tuple[str, float]]]:
-    """Function name -> ``(path, floor)`` of each traceback frame, the innermost 1.0.
+def _frame_floors(analysis: QueryAnalysis) -> dict[str, list[tuple[frozenset[str], float]]]:
+    """Function name -> the repository paths its frame's file may be (:func:`path_candidates`)
+    and the frame's floor, the innermost 1.0.
 
     A traceback is the path to the failure: the fix is most often in its
     innermost frames of the project, less often further out.
     """
-    floors: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    floors: dict[str, list[tuple[frozenset[str], float]]] = defaultdict(list)
     for depth, (path, function) in enumerate(reversed(analysis.trace_frames)):
-        floors[function].append((path, max(_FRAME_FLOOR_MIN, 1.0 - _FRAME_FLOOR_STEP * depth)))
+        floor = max(_FRAME_FLOOR_MIN, 1.0 - _FRAME_FLOOR_STEP * depth)
+        floors[function].append((frozenset(path_candidates(path)), floor))
     return floors
-
-
-def _same_file(indexed: str, written: str) -> bool:
-    """``written`` (from a traceback, site prefix stripped) names the indexed file."""
-    return indexed == written or indexed.endswith("/" + written) or written.endswith("/" + indexed)
 
 
 def _is_import(uko_type: str) -> bool:

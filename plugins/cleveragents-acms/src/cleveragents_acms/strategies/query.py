@@ -175,14 +175,17 @@ class QueryAnalysis:
     modules: list[str] = field(default_factory=list)
     #: classes the question's code defines (the reporter's, not the project's)
     own_classes: set[str] = field(default_factory=set)
-    #: function names of traceback frames, innermost last
-    trace_functions: list[str] = field(default_factory=list)
-    #: ``(relative path, function)`` of the same frames
+    #: ``(path as written, site prefix stripped; function)`` of traceback frames, innermost last
     trace_frames: list[tuple[str, str]] = field(default_factory=list)
     #: exception class names
     errors: list[str] = field(default_factory=list)
     #: error messages and quoted phrases, as written
     messages: list[str] = field(default_factory=list)
+
+    @property
+    def trace_functions(self) -> list[str]:
+        """The function names of the traceback frames, innermost last."""
+        return [function for _, function in self.trace_frames]
 
     @property
     def is_empty(self) -> bool:
@@ -297,9 +300,7 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
         if relative and relative not in analysis.paths:
             analysis.paths.append(relative)
         if function and function.isidentifier() and function not in ("<module>", "main"):
-            analysis.trace_functions.append(function)
-            if relative:
-                analysis.trace_frames.append((relative, function))
+            analysis.trace_frames.append((relative, function))
             identifiers.add(function, 2.0)
     for error, message in _EXCEPTION_LINE.findall(text):
         analysis.errors.append(error)
