@@ -84,6 +84,15 @@ def test_resolve_by_name_builtin_class_and_module_reference(registry: Registry) 
     assert registry.pipeline["fragment-orderer"]["identity"].order([]) == []
 
 
+def test_asking_whether_a_name_is_registered_loads_nothing(registry: Registry) -> None:
+    """``name in view`` answers from the registrations; a lazy component stays unloaded."""
+    view = registry["fragment-orderer"]
+    assert "identity" in view and "nope" not in view
+    assert not view.registration("identity").is_resolved
+    assert isinstance(view["identity"], IdentityOrderer)
+    assert view.registration("identity").is_resolved
+
+
 def test_unknown_names_list_the_valid_ones(registry: Registry) -> None:
     """An unknown component name fails with the list of registered names."""
     with pytest.raises(

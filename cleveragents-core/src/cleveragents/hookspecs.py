@@ -224,7 +224,8 @@ def register_tokenizers(register: Register) -> None:
     """Register tokenizers (slot ``tokenizer``) that count tokens for budgets.
 
     Components satisfy :class:`~cleveragents.protocols.Tokenizer`; chosen per
-    target model by the context system.
+    target model by the context system: the one whose ``models`` (model-name
+    prefixes) matches the model's name longest.
     """
 
 

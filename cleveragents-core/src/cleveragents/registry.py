@@ -130,6 +130,10 @@ class SlotView(Mapping[str, Any]):
     def __getitem__(self, name: str) -> Any:
         return self._registrations[name].resolve()
 
+    def __contains__(self, name: object) -> bool:
+        # Mapping's default looks the name up, which would load the component.
+        return name in self._registrations
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._registrations)
 

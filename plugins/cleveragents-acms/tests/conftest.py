@@ -66,6 +66,12 @@ def register_context_strategies(register):
 @hookimpl
 def register_fragment_scorers(register):
     register("raising", "context_probe_strategy:RaisingScorer")
+
+
+@hookimpl
+def register_tokenizers(register):
+    register("words", "context_probe_strategy:WordTokenizer")
+    register("broken-words", "context_probe_strategy:BrokenTokenizer")
 """
 
 RAISING_SCORER = '''
@@ -78,8 +84,51 @@ class RaisingScorer:
 '''
 
 
+PROBE_TOKENIZERS = '''
+
+class WordTokenizer:
+    """Counts whitespace-separated words, for the models it claims (``probe-…``)."""
+
+    name = "words"
+    models = ("probe-",)
+    loaded = 0
+
+    def __init__(self):
+        type(self).loaded += 1
+        self._ids = {}
+        self._words = []
+
+    def count(self, text):
+        return len(text.split())
+
+    def encode(self, text):
+        ids = []
+        for word in text.split():
+            if word not in self._ids:
+                self._ids[word] = len(self._words)
+                self._words.append(word)
+            ids.append(self._ids[word])
+        return ids
+
+    def decode(self, tokens):
+        return " ".join(self._words[t] for t in tokens)
+
+
+class BrokenTokenizer(WordTokenizer):
+    """Claims ``broken-…`` models, then fails to load."""
+
+    name = "broken-words"
+    models = ("broken-",)
+
+    def __init__(self):
+        raise RuntimeError("vocabulary missing")
+'''
+
+
 def _write_probe(root: Path) -> None:
-    (root / "context_probe_strategy.py").write_text(PROBE_STRATEGY + RAISING_SCORER)
+    (root / "context_probe_strategy.py").write_text(
+        PROBE_STRATEGY + RAISING_SCORER + PROBE_TOKENIZERS
+    )
     (root / "context_probe_plugin.py").write_text(PROBE_PLUGIN)
     dist = root / "context_probe-0.1.dist-info"
     dist.mkdir()
@@ -176,7 +225,9 @@ def ctx_cli(
 
 
 @pytest.fixture
-def ctx_service(ctx_home: Path, tmp_path: Path, ctx_probe_path: Path) -> Iterator[Any]:
+def ctx_service(
+    ctx_home: Path, tmp_path: Path, ctx_probe_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
     """A ContextService over the private home, the probe registered with ``host.register``."""
     from cleveragents import hookimpl
     from cleveragents.config import load_config
@@ -195,6 +246,13 @@ def ctx_service(ctx_home: Path, tmp_path: Path, ctx_probe_path: Path) -> Iterato
         def register_fragment_scorers(self, register: Any) -> None:
             register("raising", classes["RaisingScorer"]())
 
+        @hookimpl
+        def register_tokenizers(self, register: Any) -> None:
+            # by reference, as an installed plugin does: loaded when first used
+            register("words", "context_probe_strategy:WordTokenizer")
+            register("broken-words", "context_probe_strategy:BrokenTokenizer")
+
+    monkeypatch.syspath_prepend(str(ctx_probe_path))
     host = PluginHost.load(env={"CLEVERAGENTS_DISABLE_PLUGINS": "context-probe"})
     host.register(Probe(), "probe")
     config = load_config(

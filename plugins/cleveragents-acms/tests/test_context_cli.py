@@ -40,6 +40,22 @@ def test_assembled_json_stays_within_the_budget(ctx_cli: Run, budget: int) -> No
         assert data["fragments"]
 
 
+def test_an_installed_tokenizer_plugin_counts_for_its_models(ctx_cli: Run) -> None:
+    """--model picks the installed tokenizer that claims it (the probe's word counter);
+    a model no tokenizer claims is counted with cl100k, and the output says so."""
+    data = assemble_json(ctx_cli, "--budget", "200", "--model", "probe-large")
+    assert data["tokenizer"] == "words"
+    words = sum(len(f["content"].split()) for f in data["fragments"])
+    assert data["fragments"] and words + len((data["preamble"] or "").split()) <= 200
+    assert cost(data) > 200  # counted in words, not in cl100k tokens
+    shown = ctx_cli(
+        "context", "assemble", QUESTION, "--project", "demo", "--budget", "300",
+        "--model", "claude-opus-4",
+    ).stdout  # fmt: skip
+    assert ", cl100k); strategies:" in shown
+    assert "no installed tokenizer counts tokens as model 'claude-opus-4' does" in shown
+
+
 def test_the_same_question_gets_the_same_context_in_every_process(ctx_cli: Run) -> None:
     """Nothing depends on Python's per-process string hashing (set order, tie-breaks)."""
 

@@ -11,6 +11,7 @@ import pytest
 from cleveragents.errors import NotFoundError, ValidationError
 from cleveragents.models.context import AssembledContext, ContextRequest
 from cleveragents.models.plans import Plan
+from cleveragents.registry import import_reference
 from cleveragents_acms.context.policy import ContextView
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 
@@ -184,6 +185,37 @@ def test_budget_from_the_model(ctx_service: Any) -> None:
     unknown = ctx_service.run(request(), project="demo", model="my-local-model")
     assert unknown.budget.budget == 8000
     assert any("unknown" in n for n in unknown.context.notes)
+
+
+def test_a_tokenizer_plugin_counts_for_the_models_it_claims(ctx_service: Any) -> None:
+    """A registered tokenizer's ``models`` prefixes pick it per model; the longest claim wins;
+    a model nobody claims, or whose tokenizer fails to load, is counted with cl100k and noted."""
+    openai = ctx_service.run(request(), project="demo", budget=2000, model="openai/gpt-4o")
+    assert openai.report.tokenizer == "o200k"
+    words = import_reference("context_probe_strategy:WordTokenizer")
+    assert words.loaded == 0, "choosing by model loads no other tokenizer"
+
+    claimed = ctx_service.run(request(), project="demo", budget=300, model="probe-large")
+    assert claimed.report.tokenizer == "words"
+    delivered = claimed.context
+    assert delivered.fragments
+    assert (
+        sum(len(f.content.split()) for f in delivered.fragments)
+        + len((delivered.preamble or "").split())
+        <= 300
+    )
+    assert CL100K.count("".join(f.content for f in delivered.fragments)) > 300  # words, not BPE
+    assert not any("tokenizer" in n for n in delivered.notes)
+    assert words.loaded == 1
+
+    for model, why in [
+        ("mystery-7b", "no installed tokenizer counts tokens as model 'mystery-7b' does"),
+        ("broken-1", "tokenizer broken-words for model 'broken-1' could not be loaded"),
+    ]:
+        outcome = ctx_service.run(request(), project="demo", budget=2000, model=model)
+        assert outcome.report.tokenizer == "cl100k"
+        assert any(why in n and "counted with cl100k instead" in n for n in outcome.context.notes)
+        assert cost(outcome.context) <= 2000
 
 
 def test_reassembly_only_past_the_refresh_threshold(ctx_service: Any) -> None:

@@ -46,7 +46,11 @@ from cleveragents_acms.pipeline.preamble import ProvenancePreambleGenerator
 from cleveragents_acms.pipeline.scorer import WeightedCompositeScorer
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector, StrategySelectionEvent
 from cleveragents_acms.pipeline.skeleton import DepthReductionCompressor
-from cleveragents_acms.pipeline.tokenizers import get_tokenizer, tokenizer_for_model
+from cleveragents_acms.pipeline.tokenizers import (
+    claimed_tokenizer,
+    get_tokenizer,
+    tokenizer_for_model,
+)
 
 CL100K = get_tokenizer("cl100k")
 BASE = "https://cleveragents.ai/r/01J0000000000000000000000A"
@@ -812,6 +816,15 @@ def test_skeleton_of_nothing_or_with_no_budget_is_empty() -> None:
 def test_tokenizer_for_model(model: str, name: str) -> None:
     """Models map to the vocabulary they count with; unknown ones to cl100k."""
     assert tokenizer_for_model(model) == name
+
+
+def test_the_longest_claimed_prefix_chooses_the_tokenizer() -> None:
+    """Claims are model-name prefixes, case-insensitive, provider prefixes ignored."""
+    claims = {"wide": ("gpt-",), "narrow": ("gpt-4o",), "other": ("GPT-4O",), "none": ()}
+    assert claimed_tokenizer("gpt-3.5-turbo", claims) == "wide"
+    assert claimed_tokenizer("azure/gpt-4o-mini", claims) == "narrow"  # tie: first by name
+    assert claimed_tokenizer("claude-opus-4", claims) is None
+    assert claimed_tokenizer("", claims) is None
 
 
 def test_tokenizers_count_like_the_openai_vocabularies() -> None:

@@ -20,7 +20,11 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class Tokenizer(Protocol):
-    """Counts tokens as a target model does; budgets are enforced with it."""
+    """Counts tokens as a target model does; budgets are enforced with it.
+
+    It may name the models it counts for in a ``models`` attribute (prefixes of
+    model names); the context system then chooses it for those models.
+    """
 
     name: str
 

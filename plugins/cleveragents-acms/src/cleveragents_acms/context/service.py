@@ -35,6 +35,7 @@ from cleveragents.models.context import (
 )
 from cleveragents.models.ids import new_ulid, utcnow
 from cleveragents.models.plans import Decision, Plan
+from cleveragents.registry import import_reference
 from cleveragents_acms.context.budget import (
     DEFAULT_BUDGET,
     AdaptiveAssembler,
@@ -197,6 +198,9 @@ class ContextService:
         breakdown, budget_notes = self.budget_for(
             project=project, budget=budget, model=model, with_skeleton=parent_context is not None
         )
+        counting_note = self._counting(model)[2]
+        if counting_note:
+            budget_notes.append(counting_note)
         parent_hash = parent_context.context_hash if parent_context is not None else ""
         decided = ",".join(d.decision_id for d in decisions)
         key = request_key(
@@ -531,15 +535,26 @@ class ContextService:
         )
 
     def _tokenizer(self, model: str | None) -> tuple[str, Any]:
-        from cleveragents_acms.pipeline.tokenizers import get_tokenizer, tokenizer_for_model
+        name, tokenizer, _ = self._counting(model)
+        return name, tokenizer
 
-        name = tokenizer_for_model(model) if model else "cl100k"
-        if name in self.registry.tokenizers:
+    def _counting(self, model: str | None) -> tuple[str, Any, str | None]:
+        """The tokenizer that counts as ``model`` does: the installed one whose ``models``
+        prefix matches the model's name longest; else cl100k, with a note saying so."""
+        from cleveragents_acms.pipeline.tokenizers import claimed_tokenizer, get_tokenizer
+
+        view = self.registry.tokenizers
+        name = claimed_tokenizer(model, _tokenizer_claims(view)) if model else "cl100k"
+        if name is not None and name in view:
             try:
-                return name, self.registry.tokenizers[name]
-            except CleverAgentsError:
-                pass
-        return name, get_tokenizer(name)
+                return name, view[name], None
+            except CleverAgentsError as exc:
+                note = f"tokenizer {name} for model '{model}' could not be loaded ({exc.message})"
+        elif name == "cl100k":
+            return name, get_tokenizer(name), None
+        else:
+            note = f"no installed tokenizer counts tokens as model '{model}' does"
+        return "cl100k", get_tokenizer("cl100k"), note + "; counted with cl100k instead"
 
     def _tool_tokens(self, model: str | None) -> int:
         tools: dict[str, Any] = {}
@@ -606,3 +621,23 @@ def _published(plan_context: dict[str, Any]) -> Iterator[None]:
 
 def _paths(view: ContextView) -> bool:
     return bool(view.include_paths or view.exclude_paths)
+
+
+def _tokenizer_claims(view: Any) -> dict[str, tuple[str, ...]]:
+    """Tokenizer name -> the model-name prefixes it claims (``models``), read from its
+    class when it is not loaded yet: loading a vocabulary can take a tenth of a second."""
+    claims: dict[str, tuple[str, ...]] = {}
+    for registration in view.registrations():
+        target: Any = registration.target
+        try:
+            if registration.is_resolved:
+                target = registration.resolve()
+            elif registration.is_lazy:
+                target = import_reference(str(target))
+        except Exception:  # a broken plugin claims nothing; using it reports the error
+            continue
+        models = getattr(target, "models", ())
+        if isinstance(models, str):
+            models = (models,)
+        claims[registration.name] = tuple(m for m in models if isinstance(m, str))
+    return claims

@@ -6,6 +6,10 @@ parses every gzipped vocabulary it ships when it is imported (about 0.6 s); we
 only need the native tokenizer, so :func:`_bindings` loads the extension module
 by itself and falls back to the ordinary import when that is not possible.
 Counting is fast: about 46k tokens of source code in 6 ms.
+
+A tokenizer names the models it counts for in ``models`` (prefixes of model
+names); the context service counts a ``--model`` with the registered tokenizer
+whose prefix matches longest (:func:`claimed_tokenizer`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
@@ -25,6 +29,7 @@ __all__ = [
     "BPETokenizer",
     "Cl100kTokenizer",
     "O200kTokenizer",
+    "claimed_tokenizer",
     "get_tokenizer",
     "tokenizer_for_model",
 ]
@@ -81,6 +86,8 @@ class BPETokenizer:
 
     name: str = ""
     encoding: ClassVar[str] = ""
+    #: Prefixes of the model names it counts for (see :func:`claimed_tokenizer`).
+    models: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None:
@@ -131,33 +138,55 @@ class BPETokenizer:
         return f"{type(self).__name__}()"
 
 
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+_CL100K_PREFIXES = ("gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002")
+
+
 class Cl100kTokenizer(BPETokenizer):
     """GPT-4, GPT-3.5 and text-embedding-3 models."""
 
     name = "cl100k"
+    models = _CL100K_PREFIXES
 
 
 class O200kTokenizer(BPETokenizer):
     """GPT-4o, GPT-4.1 and the o-series models."""
 
     name = "o200k"
+    models = _O200K_PREFIXES
 
 
-_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
-_CL100K_PREFIXES = ("gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada-002")
+def _model_name(model: str) -> str:
+    return model.strip().lower().rsplit("/", 1)[-1]
+
+
+def claimed_tokenizer(model: str, claims: Mapping[str, Iterable[str]]) -> str | None:
+    """The tokenizer whose claimed model-name prefix matches ``model`` longest, else None.
+
+    ``claims`` maps tokenizer names to the model-name prefixes they count for
+    (a tokenizer's ``models``); provider prefixes (``openai/gpt-4o``) are ignored,
+    and ties go to the first name in alphabetical order.
+    """
+    name = _model_name(model)
+    matches = [
+        (len(prefix), tokenizer)
+        for tokenizer, prefixes in claims.items()
+        for prefix in prefixes
+        if prefix and name.startswith(prefix.lower())
+    ]
+    if not matches:
+        return None
+    longest = max(length for length, _ in matches)
+    return min(tokenizer for length, tokenizer in matches if length == longest)
 
 
 def tokenizer_for_model(model: str) -> str:
-    """The name of the tokenizer that counts like ``model`` (``cl100k`` when unknown).
+    """The built-in tokenizer that counts like ``model`` (``cl100k`` when unknown).
 
     Provider prefixes (``openai/gpt-4o``) are ignored.
     """
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    if name.startswith(_O200K_PREFIXES):
-        return "o200k"
-    if name.startswith(_CL100K_PREFIXES):
-        return "cl100k"
-    return "cl100k"
+    claims = {"cl100k": Cl100kTokenizer.models, "o200k": O200kTokenizer.models}
+    return claimed_tokenizer(model, claims) or "cl100k"
 
 
 _shared: dict[str, BPETokenizer] = {}
