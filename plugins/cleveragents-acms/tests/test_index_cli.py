@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -99,7 +100,7 @@ def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:
     assert json.loads(_run(home, "index", "status", "--json").stdout) == []
 
 
-def _search(home: Path, query: str) -> list[str]:
+def _search(home: Path, query: str, project: str = "shop") -> list[str]:
     """Search the project's text index from a separate process, as another reader would."""
     code = (
         "import sys, json\n"
@@ -107,13 +108,13 @@ def _search(home: Path, query: str) -> list[str]:
         "from cleveragents.plugins import PluginHost\n"
         "from cleveragents_acms.indexing.project_index import ProjectIndex\n"
         "host = PluginHost.load()\n"
-        "index = ProjectIndex.open('shop', host.registry, load_config(), create=False)\n"
-        "hits = index.text.search(sys.argv[1], scope=frozenset(sys.argv[2:]), max_results=5)\n"
+        "index = ProjectIndex.open(sys.argv[2], host.registry, load_config(), create=False)\n"
+        "hits = index.text.search(sys.argv[1], scope=frozenset(sys.argv[3:]), max_results=5)\n"
         "print(json.dumps([h.uko_uri for h in hits]))\n"
     )
     status = json.loads(_run(home, "index", "status", "--json").stdout)
     done = subprocess.run(
-        [sys.executable, "-c", code, query, status[0]["resource_id"]],
+        [sys.executable, "-c", code, query, project, status[0]["resource_id"]],
         env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
         capture_output=True,
         text=True,
@@ -166,3 +167,64 @@ def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None
             pytest.fail(f"the watcher did not stop on Ctrl-C:\n{errors.read()[-8000:]}")
         finally:
             errors.close()
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped (a container's init may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes in /proc")
+def test_a_killed_run_leaves_the_old_index_and_no_process_behind(tmp_path: Path) -> None:
+    """kill -9 of `cleveragents index` during a refresh of pip's sources (450 files): its
+    analysis workers end too, the old index still answers, the status says the run was
+    interrupted (not `indexing` for ever), and the next run does the work."""
+    import pip
+
+    corpus = tmp_path / "pip"
+    shutil.copytree(Path(pip.__file__).parent, corpus, ignore=shutil.ignore_patterns("*.pyc"))
+    home = tmp_path / "home"
+    _run(home, "index", str(corpus), "--project", "pip")
+    for source in corpus.rglob("*.py"):
+        with source.open("a") as out:
+            out.write("\n\ndef killed_run_marker():\n    pass\n")
+    run = subprocess.Popen(
+        [CLI, "index", str(corpus), "--project", "pip"],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (workers := _children(run.pid)):  # the analysis pool is up: mid-refresh
+        assert run.poll() is None and time.monotonic() < deadline, "no workers were started"
+        time.sleep(0.02)
+    time.sleep(0.5)
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers), "workers outlived the killed run"
+
+    (status,) = json.loads(_run(home, "index", "status", "--json").stdout)
+    assert status["status"] == "stale" and "interrupted" in status["error_message"]
+    assert any("PackageFinder" in uri for uri in _search(home, "PackageFinder", "pip"))
+    assert not any("killed_run_marker" in uri for uri in _search(home, "killed_run_marker", "pip"))
+
+    finished = json.loads(_run(home, "index", str(corpus), "--project", "pip", "--json").stdout)
+    assert finished["index"]["status"] == "ready"
+    assert any("killed_run_marker" in uri for uri in _search(home, "killed_run_marker", "pip"))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -75,6 +77,7 @@ def _build(specs: Sequence[ComponentSpec]) -> list[Any]:
 
 
 def _init_worker(specs: Sequence[ComponentSpec], embedder: ComponentSpec | None) -> None:
+    _exit_with_parent(os.getppid())
     # Analysis allocates many short-lived objects and few cycles: collecting rarely
     # makes parsing about a third faster (see _work).
     gc.disable()
@@ -83,6 +86,18 @@ def _init_worker(specs: Sequence[ComponentSpec], embedder: ComponentSpec | None)
     # What the worker inherited from the indexer at fork, and its analyzers, live as long
     # as it does: frozen, they are left out of each periodic collection (~0.1 s each).
     gc.freeze()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker once the indexer is gone, even killed (SIGKILL runs no clean-up):
+    else it would block for ever writing results that no one reads."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def embed_nodes(embedder: Any, nodes: Sequence[Any]) -> dict[str, Any]:
