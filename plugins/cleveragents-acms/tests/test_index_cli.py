@@ -189,8 +189,10 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes in /proc")
-def test_a_killed_run_leaves_the_old_index_and_no_process_behind(tmp_path: Path) -> None:
-    """kill -9 of `cleveragents index` during a refresh of pip's sources (450 files): its
+@pytest.mark.parametrize("how", ["kill -9", "Ctrl-C"])
+def test_a_stopped_run_leaves_the_old_index_and_no_process_behind(tmp_path: Path, how: str) -> None:
+    """`cleveragents index` killed (kill -9) or interrupted (Ctrl-C: SIGINT to its process
+    group, as a terminal sends it) during a refresh of pip's sources (450 files): its
     analysis workers end too, the old index still answers, the status says the run was
     interrupted (not `indexing` for ever), and the next run does the work."""
     import pip
@@ -206,15 +208,24 @@ def test_a_killed_run_leaves_the_old_index_and_no_process_behind(tmp_path: Path)
         [CLI, "index", str(corpus), "--project", "pip"],
         env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not (workers := _children(run.pid)):  # the analysis pool is up: mid-refresh
         assert run.poll() is None and time.monotonic() < deadline, "no workers were started"
         time.sleep(0.02)
     time.sleep(0.5)
-    run.kill()
-    run.wait()
+    if how == "kill -9":
+        run.kill()
+        run.wait()
+    else:
+        os.killpg(run.pid, signal.SIGINT)
+        _, errors = run.communicate(timeout=60)
+        assert run.returncode == 130
+        assert "Interrupted: the index of" in errors and "Traceback" not in errors
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)

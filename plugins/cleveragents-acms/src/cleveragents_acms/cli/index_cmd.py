@@ -77,9 +77,21 @@ def build(
     """Index PATH (creating its project and resource if needed)."""
     from cleveragents_acms.indexing.runner import index_path, service_for
 
-    resource, result = index_path(
-        app, path.expanduser(), project, force=force, show_progress=None if not as_json else False
-    )
+    try:
+        resource, result = index_path(
+            app,
+            path.expanduser(),
+            project,
+            force=force,
+            show_progress=None if not as_json else False,
+        )
+    except KeyboardInterrupt:
+        click.echo(
+            f"\nInterrupted: the index of {path} is as it was before this run (if there was "
+            "one, it still answers); run `cleveragents index` on it again to finish.",
+            err=True,
+        )
+        raise click.exceptions.Exit(130) from None
     if as_json:
         emit_json(
             {
