@@ -63,6 +63,10 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert any(p["name"] == "shop" for p in projects)
     again = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
     assert again["run"]["files_analyzed"] == 0
+    forced = _run(home, "index", str(repo), "--project", "shop", "--force").stdout
+    nodes = data["index"]["node_count"]
+    assert "files 4 analysed, 0 unchanged, 0 removed" in forced
+    assert f"nodes 0 new, 0 revised, 0 retired, {nodes} unchanged" in forced
 
 
 def test_files_left_out_by_the_total_size_limit_are_named(tmp_path: Path, repo: Path) -> None:

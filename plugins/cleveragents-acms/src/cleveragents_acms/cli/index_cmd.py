@@ -41,9 +41,10 @@ def _summary(resource: Any, result: Any) -> str:
     ]
     if run is not None:
         parts.append(
-            f"  this run: {run.files_analyzed} analysed, {run.files_unchanged} unchanged, "
-            f"{run.files_removed} removed, {run.files_skipped} skipped; nodes +{run.nodes_added} "
-            f"~{run.nodes_revised} -{run.nodes_retired} in {run.seconds:.2f}s"
+            f"  this run: files {run.files_analyzed} analysed, {run.files_unchanged} unchanged, "
+            f"{run.files_removed} removed, {run.files_skipped} skipped; nodes "
+            f"{run.nodes_added} new, {run.nodes_revised} revised, {run.nodes_retired} retired, "
+            f"{run.nodes_unchanged} unchanged; {run.seconds:.2f}s"
         )
         if run.skipped_reasons:
             ranked = sorted(run.skipped_reasons.items(), key=lambda item: -item[1])
