@@ -103,7 +103,8 @@ def test_history_records_each_assembly(ctx_service: Any) -> None:
 
 
 def test_bad_input(ctx_service: Any) -> None:
-    """Empty request, budget <= 0, unknown strategy or project, no index: clear errors."""
+    """Empty request, budget <= 0, unknown strategy or project, no index: clear errors; a
+    focus item that names nothing is noted."""
     with pytest.raises(ValidationError, match="give a question or --focus"):
         ctx_service.assemble(ContextRequest(query="  "), project="demo")
     for budget in (0, -5):
@@ -123,6 +124,17 @@ def test_bad_input(ctx_service: Any) -> None:
         ctx_service.assemble(request(), project="empty")
     with pytest.raises(ValidationError, match="unknown detail level"):
         ctx_service.assemble(request(depth="NO_SUCH_LEVEL"), project="demo")
+    focused = ctx_service.assemble(
+        request(focus=("PluginHost", "cleveragents/registry.py", "no_such_symbol", "nope/x.py")),
+        project="demo",
+        budget=2000,
+    )
+    assert focused.fragments
+    missing = [n for n in focused.notes if n.startswith("focus '")]
+    assert missing == [
+        f"focus '{item}' matches no node, file or name in project 'demo'"
+        for item in ("no_such_symbol", "nope/x.py")
+    ]
 
 
 def test_a_raising_custom_stage_is_replaced_and_reported(ctx_service: Any) -> None:

@@ -354,6 +354,7 @@ class ContextService:
                 readers.text, readers.vector, readers.graph, scope.resources
             )
             config = self._with_dedup_embedder(config, readers)
+            notes = [*notes, *_focus_notes(request, backends, project)]
             backends = dataclasses.replace(
                 backends,
                 text=PathFilteredText(backends.text, view)
@@ -641,3 +642,17 @@ def _tokenizer_claims(view: Any) -> dict[str, tuple[str, ...]]:
             models = (models,)
         claims[registration.name] = tuple(m for m in models if isinstance(m, str))
     return claims
+
+
+def _focus_notes(request: ContextRequest, backends: Any, project: str) -> list[str]:
+    """A note for each --focus item that names nothing the project's scope holds."""
+    if not request.focus:
+        return []
+    from cleveragents_acms.strategies._anchors import unresolved_focus
+    from cleveragents_acms.strategies._graph import GraphView
+
+    view = GraphView(backends.graph, backends.scope) if backends.graph is not None else None
+    return [
+        f"focus '{item}' matches no node, file or name in project '{project}'"
+        for item in unresolved_focus(request.focus, view, backends)
+    ]

@@ -21,7 +21,13 @@ from cleveragents_acms.strategies._support import safe_search
 if TYPE_CHECKING:
     from cleveragents.protocols.backends import BackendSet
 
-__all__ = ["module_paths", "path_candidates", "resolve_focus", "resolve_paths"]
+__all__ = [
+    "module_paths",
+    "path_candidates",
+    "resolve_focus",
+    "resolve_paths",
+    "unresolved_focus",
+]
 
 _NODE_BASE = "https://cleveragents.ai/r/"
 _ROOTS = ("", "src/", "lib/")
@@ -118,6 +124,17 @@ def resolve_focus(
         for uri, weight in _resolve_one(item, view, backends).items():
             seeds[uri] = max(seeds.get(uri, 0.0), weight)
     return seeds
+
+
+def unresolved_focus(
+    items: Iterable[str], view: GraphView | None, backends: BackendSet
+) -> list[str]:
+    """The focus items that name nothing in scope (no node, file or symbol)."""
+    return [
+        item.strip()
+        for item in items
+        if item.strip() and not _resolve_one(item.strip(), view, backends)
+    ]
 
 
 def _known(uri: str, view: GraphView | None, backends: BackendSet) -> bool:
