@@ -287,10 +287,13 @@ class NodeStore:
         found: list[UKONode] = []
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
+            # ``+resource_id``: look the names up by the name index. With one resource
+            # SQLite would otherwise pick the (resource, path) index and read every node
+            # of the resource: 0.2 s instead of 10 ms for one file of a 260k-node index.
             rows = self._db.execute(
                 "SELECT uri, name, qualname, path, uko_type, start_line, end_line, resource_id, "
                 "properties FROM nodes WHERE is_current = 1 "
-                f"AND resource_id IN ({','.join('?' * len(ids))}) "
+                f"AND +resource_id IN ({','.join('?' * len(ids))}) "
                 f"AND name IN ({','.join('?' * len(chunk))})",
                 (*ids, *chunk),
             )

@@ -1,0 +1,46 @@
+"""The node store's lookups: right answers, and the index SQLite uses to find them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cleveragents.models.uko import UKONode
+from cleveragents_acms.indexing.store import NodeStore
+
+RESOURCE = "01JNODESTORE00000000000000"
+
+
+def _node(path: str, name: str) -> UKONode:
+    return UKONode(
+        uri=f"https://cleveragents.ai/r/{RESOURCE}/{path}#{name}",
+        uko_type="uko-py:Function",
+        name=name,
+        path=path,
+        start_line=1,
+        end_line=2,
+        resource_id=RESOURCE,
+        qualname=name,
+        properties={"fqname": f"{path[:-3].replace('/', '.')}.{name}"},
+    )
+
+
+def test_nodes_named_reads_only_the_named_rows(tmp_path: Path) -> None:
+    """With one resource (a project's usual case) the lookup goes through the name index,
+    not through every node of the resource: a refresh resolves one file's names in
+    milliseconds, whatever the size of the project."""
+    store = NodeStore(tmp_path / "nodes.db")
+    nodes = [_node(f"pkg/module_{i}.py", f"function_{i % 500}") for i in range(3000)]
+    store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
+    # No ANALYZE, as in a real store: the planner guesses from the indexes' shapes.
+
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    found = store.nodes_named([RESOURCE], ["function_7", "function_8", "missing"])
+    store._db.set_trace_callback(None)
+
+    assert sorted({n.name for n in found}) == ["function_7", "function_8"]
+    assert len(found) == 12 and all(n.properties["fqname"].endswith(n.name) for n in found)
+    lookup = next(s for s in statements if s.lstrip().startswith("SELECT"))
+    plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
+    assert "nodes_current_name" in plan, plan
+    store.close()
