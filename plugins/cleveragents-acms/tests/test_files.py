@@ -227,6 +227,33 @@ def test_unreadable_entries_are_reported_not_raised(tmp_path: Path) -> None:
     assert reason(discovery, "closed.py").startswith(SkipReason.UNREADABLE)
 
 
+def test_files_indexed_before_and_unchanged_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``known`` (size and mtime of what the last run indexed), only new or changed
+    files have their head read and sniffed; the listing is the same."""
+    for name in ("a.py", "b.py", "c.md"):
+        write(tmp_path, name, f"# {name}\n")
+    first = discover(tmp_path)
+    known = {f.relative: (f.size, f.mtime_ns) for f in first.files}
+    write(tmp_path, "b.py", "# b.py, changed\n")
+    write(tmp_path, "d.py", "# new\n")
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: str, *args: object, **kwargs: object) -> int:
+        opened.append(os.path.basename(path))
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", spy)
+    again = discover(tmp_path, known=known)
+    assert [f.relative for f in again.files] == ["a.py", "b.py", "c.md", "d.py"]
+    assert sorted(opened) == ["b.py", "d.py"]
+    opened.clear()
+    assert [f.relative for f in discover(tmp_path).files] == ["a.py", "b.py", "c.md", "d.py"]
+    assert sorted(opened) == ["a.py", "b.py", "c.md", "d.py"]
+
+
 def test_a_missing_root_is_reported(tmp_path: Path) -> None:
     """Discovering a path that is not a folder returns nothing and says why."""
     discovery = discover(tmp_path / "nope")

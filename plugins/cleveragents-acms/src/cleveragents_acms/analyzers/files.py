@@ -14,7 +14,7 @@ import codecs
 import os
 import re
 import stat as stat_module
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,6 +248,9 @@ class _Walk:
     visited: set[str] = field(default_factory=set)
     #: Symlinked folders, walked after the real tree: (link, target, parent real, relative, specs).
     pending_links: list[tuple[str, str, str, str, _Specs]] = field(default_factory=list)
+    #: Relative path -> (size, mtime_ns) of files indexed before: unchanged, they were
+    #: sniffed then, and their heads are not read again.
+    known: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     total: int = 0
 
     def skip(self, relative: str, reason: str) -> None:
@@ -369,19 +372,20 @@ class _Walk:
         if dot > relative.rfind("/") and relative[dot:].lower() in _BINARY_SUFFIXES:
             self.skip(relative, SkipReason.BINARY)
             return
-        try:
-            fd = os.open(path, _OPEN_FLAGS)
+        if self.known.get(relative) != (size, info.st_mtime_ns):
             try:
-                head = os.read(fd, _HEAD_BYTES)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            self.skip(relative, f"{SkipReason.UNREADABLE}: {exc.strerror or exc}")
-            return
-        reason = sniff(relative, head)
-        if reason is not None:
-            self.skip(relative, reason)
-            return
+                fd = os.open(path, _OPEN_FLAGS)
+                try:
+                    head = os.read(fd, _HEAD_BYTES)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                self.skip(relative, f"{SkipReason.UNREADABLE}: {exc.strerror or exc}")
+                return
+            reason = sniff(relative, head)
+            if reason is not None:
+                self.skip(relative, reason)
+                return
         if self.max_total_size is not None and self.total + size > self.max_total_size:
             self.skip(
                 relative,
@@ -399,6 +403,7 @@ def discover(
     max_total_size: int | None = None,
     include_globs: Sequence[str] = (),
     exclude_globs: Sequence[str] = (),
+    known: Mapping[str, tuple[int, int]] | None = None,
 ) -> Discovery:
     """The files under ``root`` worth indexing, and those left out with a reason.
 
@@ -406,7 +411,9 @@ def discover(
     to ``root`` (``*.py``, ``docs/**``, ``/build/``). When ``include_globs`` is
     given, only matching files are kept. Folders are walked in sorted order, so
     ``max_total_size`` cuts the same files off on every run; ``files`` comes back
-    sorted by relative path.
+    sorted by relative path. ``known`` maps files indexed before to their
+    ``(size, mtime_ns)`` then: one that still has them is taken without reading its
+    head again (a refresh of a large tree then reads only what changed).
     """
     root = Path(root)
     result = Discovery(root)
@@ -421,6 +428,7 @@ def discover(
         include=_compile_globs(include_globs),
         exclude=_compile_globs(exclude_globs),
         result=result,
+        known=known or {},
     )
     specs: _Specs = []
     exclude_file = _gitignore(_read_ignore_file(os.path.join(root_real, ".git", "info", "exclude")))

@@ -20,7 +20,7 @@ import os
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -356,6 +356,13 @@ class RepoIndexingService:
         from cleveragents_acms.analyzers.files import discover
 
         with _phase(run, "discover"):
+            with self.database.engine.connect() as conn:
+                known = {
+                    r["path"]: r
+                    for r in conn.execute(
+                        select(indexed_files).where(indexed_files.c.index_id == index_id)
+                    ).mappings()
+                }
             discovery = discover(
                 root,
                 max_file_size=max_file_size
@@ -363,16 +370,10 @@ class RepoIndexingService:
                 max_total_size=max_total_size or self.config.get("context.file.max-total-size"),
                 include_globs=include_globs,
                 exclude_globs=exclude_globs,
+                known=None if force else _file_stats(known),
             )
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
         run.skipped_reasons = discovery.reasons()
-        with self.database.engine.connect() as conn:
-            known = {
-                r["path"]: r
-                for r in conn.execute(
-                    select(indexed_files).where(indexed_files.c.index_id == index_id)
-                ).mappings()
-            }
         seen = {f.relative for f in discovery.files}
         removed = sorted(set(known) - seen)
         candidates = [
@@ -694,3 +695,14 @@ def _file_record(row: Any) -> FileRecord:
         node_count=row["node_count"],
         errors=tuple((row["errors"] or "").splitlines()),
     )
+
+
+def _file_stats(known: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Path -> (size, mtime_ns) of the files the last run indexed."""
+    stats: dict[str, tuple[int, int]] = {}
+    for path, row in known.items():
+        try:
+            stats[path] = (int(row["size_bytes"]), int(row["last_modified"]))
+        except (TypeError, ValueError):
+            continue  # an odd row: that file is sniffed again
+    return stats
