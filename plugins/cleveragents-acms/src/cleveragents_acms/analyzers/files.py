@@ -100,11 +100,16 @@ class SkipReason:
 class SourceFile:
     """One file to index."""
 
-    path: Path
+    #: Where it is, as found by the walk (a string: most are never opened as a Path).
+    location: str
     #: Path relative to the discovery root, with forward slashes.
     relative: str
     size: int
     mtime_ns: int
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
     @property
     def language(self) -> str:
@@ -393,7 +398,7 @@ class _Walk:
             )
             return
         self.total += size
-        self.result.files.append(SourceFile(Path(path), relative, size, info.st_mtime_ns))
+        self.result.files.append(SourceFile(path, relative, size, info.st_mtime_ns))
 
 
 def discover(
