@@ -99,6 +99,34 @@ def test_git_info_exclude_is_honoured(tmp_path: Path) -> None:
     assert reason(discovery, "scratch/") == SkipReason.IGNORED
 
 
+def test_ignore_rules_above_the_root_in_its_git_work_tree_apply(tmp_path: Path) -> None:
+    """Indexing a folder of a repository honours the repository's ``info/exclude`` and the
+    ``.gitignore`` files of the folders above it, each relative to its own folder, as git
+    does (``*.egg-info/`` at the top keeps a package's build metadata out); the root's
+    own ``.gitignore`` still overrides them."""
+    repo = tmp_path / "repo"
+    write(repo, ".git/HEAD", "ref: refs/heads/main\n")
+    write(repo, ".git/info/exclude", "secret.py\n")
+    write(repo, ".gitignore", "*.egg-info/\n*.log\n/top-only.py\n")
+    write(repo, "mid/.gitignore", "generated/\n/pkg/local.py\n")
+    write(repo, "mid/pkg/.gitignore", "!keep.log\n")
+    for name in ("a.py", "local.py", "secret.py", "top-only.py", "run.log", "keep.log"):
+        write(repo, f"mid/pkg/{name}")
+    write(repo, "mid/pkg/a.egg-info/SOURCES.txt", "a.py\n")
+    write(repo, "mid/pkg/generated/x.py")
+    discovery = discover(repo / "mid" / "pkg")
+    assert found(discovery) == [".gitignore", "a.py", "keep.log", "top-only.py"]
+    assert reason(discovery, "a.egg-info/") == SkipReason.IGNORED
+    assert reason(discovery, "generated/") == SkipReason.IGNORED
+    assert reason(discovery, "secret.py") == SkipReason.IGNORED
+    # a folder the repository ignores, indexed on purpose, is indexed whole
+    assert found(discover(repo / "mid" / "pkg" / "generated")) == ["x.py"]
+    # outside a git work tree, nothing above the root applies
+    write(tmp_path, "plain/.gitignore", "*.py\n")
+    write(tmp_path, "plain/src/b.py")
+    assert found(discover(tmp_path / "plain" / "src")) == ["b.py"]
+
+
 def test_tool_folders_and_virtualenvs_are_skipped(tmp_path: Path) -> None:
     """node_modules, __pycache__ and any folder holding ``pyvenv.cfg`` are never walked."""
     write(tmp_path, "node_modules/left-pad/index.js", "module.exports = 1;\n")

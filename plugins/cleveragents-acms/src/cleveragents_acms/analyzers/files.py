@@ -238,7 +238,54 @@ def _compile_globs(globs: Sequence[str]) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(list(globs)) if globs else None
 
 
-_Specs = list[tuple[str, pathspec.PathSpec]]
+class _Above:
+    """Ignore rules of a folder above the indexed root: they see the root's files by their
+    path from that folder (``lead`` + the path from the root)."""
+
+    __slots__ = ("lead", "spec")
+
+    def __init__(self, lead: str, spec: pathspec.PathSpec) -> None:
+        self.lead, self.spec = lead, spec
+
+    def check_file(self, relative: str) -> Any:
+        return self.spec.check_file(self.lead + relative)
+
+
+_Specs = list[tuple[str, "pathspec.PathSpec | _Above"]]
+
+
+def _enclosing_rules(root_real: str) -> _Specs:
+    """The ignore rules of the git work tree holding ``root_real``: its ``info/exclude``
+    and the ``.gitignore`` of every folder from the work tree's top down to the root's
+    parent (the root's own are read by the walk), as git applies them.
+
+    None when the root is not in a git work tree, or when the root is itself ignored
+    there: whoever indexes an ignored folder (a build output, a virtualenv) asked for it.
+    """
+    top = root_real
+    while not os.path.exists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return []
+        top = parent
+    specs: _Specs = []
+
+    def add(folder: str, lines: list[str]) -> None:
+        spec = _gitignore(lines)
+        if spec is None:
+            return
+        lead = os.path.relpath(root_real, folder).replace(os.sep, "/")
+        specs.append(("", spec if lead == "." else _Above(lead + "/", spec)))
+
+    add(top, _read_ignore_file(os.path.join(top, ".git", "info", "exclude")))
+    folder = top
+    for part in os.path.relpath(root_real, top).split(os.sep) if root_real != top else []:
+        add(folder, _read_ignore_file(os.path.join(folder, ".gitignore")))
+        folder = os.path.join(folder, part)
+    # "": the root itself, which every rule above sees as its lead (a folder path)
+    if root_real != top and _Walk.ignored("", specs):
+        return []
+    return specs
 
 
 @dataclass(slots=True)
@@ -435,11 +482,7 @@ def discover(
         result=result,
         known=known or {},
     )
-    specs: _Specs = []
-    exclude_file = _gitignore(_read_ignore_file(os.path.join(root_real, ".git", "info", "exclude")))
-    if exclude_file is not None:
-        specs.append(("", exclude_file))
-    walk.walk(str(root), root_real, "", specs)
+    walk.walk(str(root), root_real, "", _enclosing_rules(root_real))
     walk.follow_links()
     result.files.sort(key=lambda f: f.relative)
     return result
