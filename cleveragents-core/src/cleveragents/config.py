@@ -91,9 +91,10 @@ DEFAULTS: dict[str, Any] = {
     "context.cold.max-decisions": 500,
     "context.cold.retention-days": 90,
     # The spec's default set (001, "Default enabled") plus arce. On the quality benchmark
-    # (benchmarks/quality) this set puts the code to change in the context in 34 / 46 /
-    # 55 / 64 % of the issues at 4k / 8k / 16k / 32k tokens, against 29 / 30 / 38 / 41 %
-    # for the spec's three alone, for ~0.3 s more per assembly. The selector degrades
+    # (benchmarks/quality/README.md) this set puts the code to change in the context in
+    # 41 / 55 / 62 / 70 % of the issues at 4k / 8k / 16k / 32k tokens (arce alone 43 / 57 /
+    # 62 / 75 %; the spec's three alone 29 / 30 / 38 / 41 % when last measured), for
+    # ~0.3 s more per assembly than arce alone. The selector degrades
     # along the spec's path arce -> breadth-depth-navigator -> semantic-embedding ->
     # simple-keyword for missing backends and says so in the assembly's notes.
     "context.strategies.enabled": [
