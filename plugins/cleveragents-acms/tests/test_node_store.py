@@ -11,17 +11,10 @@ RESOURCE = "01JNODESTORE00000000000000"
 
 
 def _node(path: str, name: str) -> UKONode:
-    return UKONode(
-        uri=f"https://cleveragents.ai/r/{RESOURCE}/{path}#{name}",
-        uko_type="uko-py:Function",
-        name=name,
-        path=path,
-        start_line=1,
-        end_line=2,
-        resource_id=RESOURCE,
-        qualname=name,
-        properties={"fqname": f"{path[:-3].replace('/', '.')}.{name}"},
-    )
+    uri = f"https://cleveragents.ai/r/{RESOURCE}/{path}#{name}"
+    node = UKONode(uri, "uko-py:Function", name, path, 1, 2, RESOURCE, qualname=name)
+    node.properties["fqname"] = f"{path[:-3].replace('/', '.')}.{name}"
+    return node
 
 
 def test_nodes_named_reads_only_the_named_rows(tmp_path: Path) -> None:
