@@ -22,7 +22,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Answer", "Row", "score_answer", "summarise"]
+__all__ = ["Answer", "Row", "reachable_anchors", "score_answer", "summarise"]
 
 EDIT_HIT_SHARE = 0.8
 
@@ -51,6 +51,13 @@ def file_rank(fragments: list[tuple[str, str, float]], gold: str) -> int | None:
             if path == gold:
                 return len(seen)
     return None
+
+
+def reachable_anchors(gold_text: str, anchors: list[str]) -> int:
+    """How many anchors the release's gold file holds at all: with fewer than 80 %, no
+    context can be an edit-hit (the release differs from the commit the fix was made on)."""
+    lines = {line.strip() for line in gold_text.splitlines()}
+    return sum(1 for a in anchors if a in lines)
 
 
 def score_answer(answer: Answer, gold: str, anchors: list[str] | None) -> dict[str, Any]:

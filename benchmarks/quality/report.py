@@ -127,6 +127,11 @@ def render_markdown(
             f"- gold file missing from the release, left out: "
             f"{', '.join(summary['unmapped_gold_files'])}"
         )
+    if summary.get("edit_hit_out_of_reach"):
+        lines.append(
+            "- edit-hit out of reach (the release's gold file holds fewer than 80 % of the "
+            f"anchors): {', '.join(summary['edit_hit_out_of_reach'])}"
+        )
     lines += [f"- {note}" for note in summary["notes"]]
     if summary["strategies_used"]:
         lines += [

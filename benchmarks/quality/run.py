@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baselines
 import corpora
 from corpora import log
-from metrics import Answer, score_answer, summarise
+from metrics import EDIT_HIT_SHARE, Answer, reachable_anchors, score_answer, summarise
 from report import goal, nan_to_none, render_markdown, write_readme
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -336,6 +336,8 @@ def main(argv: list[str] | None = None) -> None:
     skipped: list[dict[str, str]] = []
     releases: dict[str, dict[str, Any]] = {}
     unmapped: list[str] = []
+    #: anchored instances whose release file lacks the anchors: never an edit-hit
+    out_of_reach: list[str] = []
     raw_path = cache / "results" / time.strftime("run-%Y%m%d-%H%M%S.jsonl")
     raw_path.parent.mkdir(parents=True, exist_ok=True)
     raw = raw_path.open("w")
@@ -381,6 +383,11 @@ def main(argv: list[str] | None = None) -> None:
                 )
                 continue
             anchors = instance.anchors if instance.usable and instance.anchors else None
+            if anchors:
+                text = (corpus.root / gold).read_text(encoding="utf-8", errors="replace")
+                held = reachable_anchors(text, anchors)
+                if held < EDIT_HIT_SHARE * len(anchors):
+                    out_of_reach.append(f"{instance.instance_id} ({held} of {len(anchors)})")
             started = time.perf_counter()
             for method in [*baseline_names, *strategies]:
                 for budget in budgets:
@@ -425,6 +432,7 @@ def main(argv: list[str] | None = None) -> None:
         "measured": len(instances) - sum(s["instances"] for s in skipped) - len(unmapped),
         "skipped_releases": skipped,
         "unmapped_gold_files": unmapped,
+        "edit_hit_out_of_reach": out_of_reach,
         "releases": releases,
         "notes": notes,
         "strategies_used": {m: dict(c.most_common()) for m, c in used.items()},
