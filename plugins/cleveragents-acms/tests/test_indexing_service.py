@@ -174,6 +174,39 @@ def test_interrupt_keeps_previous_index_usable(service: RepoIndexingService, cor
     )
 
 
+def test_files_changing_during_a_run_are_caught_up_by_the_next(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """A file removed after discovery is reported, not fatal; a file rewritten after it is
+    indexed as read; the next refresh brings the index to the files as they are."""
+    serial = RepoIndexingService(service.database, service.registry, service.config, workers=1)
+    gone = corpus / "cleveragents" / "paths.py"
+    edited = corpus / "cleveragents" / "slots.py"
+
+    def meddle(done: int, total: int, path: str) -> None:
+        if done == 1:  # files are analysed in path order: both are still to come
+            gone.unlink()
+            edited.write_text("def rewritten_while_indexing():\n    return 1\n")
+
+    first = serial.index_resource(RESOURCE_A, corpus, project="demo", progress=meddle)
+    assert first.metadata.status == "ready"
+    assert first.run is not None
+    assert any(p == "cleveragents/paths.py" and "unreadable" in e for p, e in first.run.errors)
+    assert "#rewritten_while_indexing" in _found(service, "rewritten_while_indexing")
+
+    edited.write_text("def rewritten_once_more():\n    return 2\n")
+    again = serial.refresh_index(RESOURCE_A, corpus)
+    assert again.run is not None and again.run.errors == []
+    assert {f.path for f in again.files}.isdisjoint({"cleveragents/paths.py"})
+    assert "#rewritten_once_more" in _found(service, "rewritten_once_more")
+    assert "#rewritten_while_indexing" not in _found(service, "rewritten_while_indexing")
+
+
+def _found(service: RepoIndexingService, query: str) -> str:
+    """The URIs of the project's search hits, one string."""
+    return " ".join(h.uko_uri for h in _search(service, "demo", query, {RESOURCE_A}))
+
+
 def test_full_disk_is_a_clear_error(
     service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
