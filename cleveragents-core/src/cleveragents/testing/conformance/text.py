@@ -40,6 +40,12 @@ class TokenizerConformance(ComponentConformance):
     def test_name_is_a_non_empty_string(self, component: Any) -> None:
         assert isinstance(component.name, str) and component.name.strip()
 
+    def test_claimed_models_are_name_prefixes(self, component: Any) -> None:
+        """``models``, when given, is a tuple of non-empty model-name prefixes."""
+        models = getattr(component, "models", ())
+        assert isinstance(models, tuple | list), "models must be a tuple of strings"
+        assert all(isinstance(m, str) and m.strip() for m in models)
+
     def test_empty_text_has_no_tokens(self, component: Any) -> None:
         assert component.count("") == 0
         assert list(component.encode("")) == []
