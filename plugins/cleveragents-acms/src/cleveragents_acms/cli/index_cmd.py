@@ -117,17 +117,22 @@ def build(
 
     def report(refreshed: Any, changes: int) -> None:
         run = refreshed.run
+        cause = (
+            "caught up with changes made while starting"
+            if changes < 0
+            else f"refreshed after {changes} change(s)"
+        )
         click.echo(
-            f"refreshed after {changes} change(s): {run.files_analyzed} analysed, "
+            f"{cause}: {run.files_analyzed} analysed, "
             f"{run.files_removed} removed in {run.seconds:.2f}s"
         )
 
-    click.echo(f"watching {resource.location} (Ctrl-C to stop)")
     watch(
         Path(resource.location or path),
         refresh,
         on_refresh=report,
         on_error=lambda exc: click.echo(f"warning: refresh failed: {exc}", err=True),
+        on_ready=lambda: click.echo(f"watching {resource.location} (Ctrl-C to stop)"),
     )
 
 
