@@ -259,7 +259,7 @@ def _enclosing_rules(root_real: str) -> _Specs:
     and the ``.gitignore`` of every folder from the work tree's top down to the root's
     parent (the root's own are read by the walk), as git applies them.
 
-    None when the root is not in a git work tree, or when the root is itself ignored
+    No rules when the root is not in a git work tree, or when the root is itself ignored
     there: whoever indexes an ignored folder (a build output, a virtualenv) asked for it.
     """
     top = root_real

@@ -363,6 +363,7 @@ class RepoIndexingService:
                         select(indexed_files).where(indexed_files.c.index_id == index_id)
                     ).mappings()
                 }
+            stats = _file_stats(known)
             discovery = discover(
                 root,
                 max_file_size=max_file_size
@@ -370,19 +371,15 @@ class RepoIndexingService:
                 max_total_size=max_total_size or self.config.get("context.file.max-total-size"),
                 include_globs=include_globs,
                 exclude_globs=exclude_globs,
-                known=None if force else _file_stats(known),
+                known=None if force else stats,
             )
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
         run.skipped_reasons = discovery.reasons()
         seen = {f.relative for f in discovery.files}
         removed = sorted(set(known) - seen)
+        # unchanged by size and mtime: not read at all (the rule discovery trusts too)
         candidates = [
-            f
-            for f in discovery.files
-            if force
-            or f.relative not in known
-            or known[f.relative]["last_modified"] != str(f.mtime_ns)
-            or known[f.relative]["size_bytes"] != f.size
+            f for f in discovery.files if force or stats.get(f.relative) != (f.size, f.mtime_ns)
         ]
         total = len(candidates)
         analyses: list[FileAnalysis] = []

@@ -20,6 +20,10 @@ from cleveragents_acms.indexing.models import RepoIndex
 
 __all__ = ["watch"]
 
+#: How long the watcher waits for events before yielding nothing (the first yield says
+#: it is armed).
+_ARMED_POLL_MS = 300
+
 
 def _relevant(change: tuple[Any, str], root: Path) -> bool:
     parts = Path(change[1]).relative_to(root).parts if change[1].startswith(str(root)) else ()
@@ -64,11 +68,6 @@ def watch(
                 on_ready()
         if relevant:
             _refresh(refresh, on_refresh, on_error, len(relevant))
-
-
-#: How long the watcher waits for events before yielding nothing (the first yield says
-#: it is armed).
-_ARMED_POLL_MS = 300
 
 
 def _refresh(
