@@ -44,6 +44,7 @@ from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 from cleveragents_acms.strategies._anchors import module_paths, path_candidates
+from cleveragents_acms.strategies._evidence import issue_chunks
 from cleveragents_acms.strategies._support import DEFER_FACTOR
 from cleveragents_acms.strategies.arce import ArceStrategy
 from cleveragents_acms.strategies.keyword import SimpleKeywordStrategy
@@ -192,6 +193,33 @@ def test_analysis_ignores_the_environment_report() -> None:
     )
     assert "numpy" not in analysis.keywords and "scipy" not in analysis.keywords
     assert "qdp" in analysis.keywords
+
+
+def test_analysis_reads_the_question_as_rendered() -> None:
+    """CRLF line ends (issues pasted from a browser) and hidden template comments change
+    nothing: the version listing still goes, the comment's words are not evidence."""
+    question = (
+        "QDP reader fails on lower case commands\n\n<!-- Thanks for submitting an issue!\n"
+        "Here's a quick checklist -->\nDetails here.\n\n<details>\n\n"
+        "aioftp                        0.13.0\nalabaster       0.7.12\n</details>\n"
+    )
+    for text in (question, question.replace("\n", "\r\n")):
+        analysis = analyze(text)
+        assert "\r" not in analysis.text and "checklist" not in analysis.text
+        assert not {"aioftp", "alabaster", "checklist", "thanks"} & set(analysis.keywords)
+        assert analysis.title == "QDP reader fails on lower case commands"
+
+
+def test_the_whole_question_query_leaves_the_environment_out() -> None:
+    """The whole-question BM25 reads the question as analysed, not the pip listing."""
+    analysis = analyze(
+        "Dynamically adding an xfail marker no longer ignores failure\r\n\r\n"
+        "## Versions\r\n\r\naioftp                        0.13.0   \r\n"
+        "alabaster                     0.7.12\r\n\r\nThe marker is added with add_marker.\r\n"
+    )
+    words = " ".join(issue_chunks(analysis.text)).split()
+    assert {"xfail", "marker", "add_marker"} <= set(words)
+    assert not {"aioftp", "alabaster"} & set(words)
 
 
 def test_paths_as_written_map_to_repository_paths() -> None:

@@ -2,7 +2,8 @@
 
 Node level: every focused text query (title, each salient name, prose,
 messages, traceback frames) is a ranking; so are the whole question searched
-as BM25 (:func:`issue_scores`), the mentioned paths and modules, the vector
+as BM25 (:func:`issue_chunks`; the question as analysed, without hidden comments
+and the reporter's environment listing), the mentioned paths and modules, the vector
 search and the graph neighbourhood. They are fused by weighted
 reciprocal-rank fusion with the spec's channel weights (text 0.4, vector 0.4,
 graph 0.2, renormalised over the channels present). An embedder that only
@@ -45,7 +46,6 @@ from cleveragents_acms.strategies._support import (
     Hit,
     file_of,
     is_test_path,
-    query_of,
     safe_search,
 )
 from cleveragents_acms.strategies.query import STOP_WORDS, QueryAnalysis, TextQuery, parts_of
@@ -304,7 +304,7 @@ def gather(
     analysis = evidence.analysis
     for query in analysis.text_queries()[:max_queries]:
         search(backends, evidence, query, hits_per_query)
-    for chunk in issue_chunks(query_of(request)):
+    for chunk in issue_chunks(analysis.text):
         hits = safe_search(backends, chunk, _ISSUE_HITS)
         evidence.add_hits(hits)
         for uri, score in raw_scores(hits).items():

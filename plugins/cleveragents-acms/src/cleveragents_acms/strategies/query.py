@@ -108,6 +108,7 @@ _VERSION_LINE = re.compile(
     r"v?\d+\.\d+(?:\.\d+)*\S*(?:[ \t]+\(.*\))?[ \t]*$",
     re.M | re.I,
 )
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _NOT_DOMAIN = frozenset({"com", "org", "net", "io", "html", "htm", "txt", "md", "rst", "www"})
 
 MAX_QUERY_WORDS = 28
@@ -273,6 +274,14 @@ def _strip_site(path: str) -> str:
     return path.lstrip("./")
 
 
+def _as_rendered(text: str) -> str:
+    """The question as its reader sees it: LF line ends (issues pasted from a browser end
+    lines with CRLF, and the patterns read lines by ``$``), no HTML comments (an issue
+    template's hidden instructions)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _HTML_COMMENT.sub(" ", text).strip()
+
+
 def _without_environment(text: str) -> str:
     """The issue without its environment report (versions of Python and of dependencies)."""
     heading = _ENVIRONMENT.search(text)
@@ -283,7 +292,7 @@ def _without_environment(text: str) -> str:
 
 def analyze(text: str | None, *extra: str) -> QueryAnalysis:
     """Evidence of ``text`` (plus ``extra`` terms such as request entities), weighted."""
-    text = _without_environment((text or "").strip())
+    text = _without_environment(_as_rendered(text or ""))
     analysis = QueryAnalysis(text=text)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     analysis.title = lines[0] if lines else ""
