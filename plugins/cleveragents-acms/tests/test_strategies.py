@@ -208,6 +208,8 @@ def test_analysis_reads_the_question_as_rendered() -> None:
         assert "\r" not in analysis.text and "checklist" not in analysis.text
         assert not {"aioftp", "alabaster", "checklist", "thanks"} & set(analysis.keywords)
         assert analysis.title == "QDP reader fails on lower case commands"
+    # an unclosed comment marker (say, in a pasted template) hides nothing
+    assert "details" in analyze("Title\n\nThe <!-- marker in base.html breaks details").text
 
 
 def test_the_whole_question_query_leaves_the_environment_out() -> None:

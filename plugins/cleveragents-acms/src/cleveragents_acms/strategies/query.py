@@ -108,7 +108,7 @@ _VERSION_LINE = re.compile(
     r"v?\d+\.\d+(?:\.\d+)*\S*(?:[ \t]+\(.*\))?[ \t]*$",
     re.M | re.I,
 )
-_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _NOT_DOMAIN = frozenset({"com", "org", "net", "io", "html", "htm", "txt", "md", "rst", "www"})
 
 MAX_QUERY_WORDS = 28
