@@ -83,6 +83,12 @@ _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?')
 #: pytest's long traceback style: ``path/to/module.py:695: in run``.
 _PYTEST_FRAME = re.compile(r"^[ \t]*([^\s:]+\.py):(\d+): in ([\w<>.]+)", re.M)
+#: IPython's and Jupyter's: ``~/…/point.py in __add__(self, other)`` (the line follows,
+#: after ``-->``; Python 2 shows the ``.pyc``) and, since IPython 8,
+#: ``File ~/…/point.py:220, in Point.__add__(self, other)``.
+_IPYTHON_FRAME = re.compile(
+    r"^[ \t]*(?:File[ \t]+)?([^\s:]+\.py)c?(?::(\d+))?,? in ([\w<>.]+)\(", re.M
+)
 _EXCEPTION_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning|Exit|Interrupt))\s*:\s*(.+?)\s*$", re.M
 )
@@ -258,10 +264,15 @@ def _prose_words(text: str) -> list[str]:
 
 
 def _trace_frames(text: str) -> list[tuple[str, str, str]]:
-    """``(path, line, function)`` of each traceback frame in ``text``, in order (both styles)."""
-    found = [*_TRACE_FRAME.finditer(text), *_PYTEST_FRAME.finditer(text)]
+    """``(path, line, function)`` of each traceback frame in ``text``, in order (Python's,
+    pytest's and IPython's styles; a qualified ``Point.__add__`` gives ``__add__``)."""
+    found = [
+        *_TRACE_FRAME.finditer(text),
+        *_PYTEST_FRAME.finditer(text),
+        *_IPYTHON_FRAME.finditer(text),
+    ]
     found.sort(key=lambda m: m.start())
-    return [(m.group(1), m.group(2), m.group(3) or "") for m in found]
+    return [(m.group(1), m.group(2) or "", (m.group(3) or "").rsplit(".", 1)[-1]) for m in found]
 
 
 def _strip_site(path: str) -> str:
