@@ -13,9 +13,11 @@ the main process, where the indexer embeds whatever arrives without vectors.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -77,6 +79,12 @@ def _build(specs: Sequence[ComponentSpec]) -> list[Any]:
 
 
 def _init_worker(specs: Sequence[ComponentSpec], embedder: ComponentSpec | None) -> None:
+    # Ctrl-C reaches the whole process group; the indexer decides what stops (see
+    # _interrupts_held). A worker that died of it broke the pool, and Python 3.11's pool
+    # could then leave the other workers running and the indexer waiting for them.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _exit_with_parent(os.getppid())
     # Analysis allocates many short-lived objects and few cycles: collecting rarely
     # makes parsing about a third faster (see _work).
@@ -237,15 +245,34 @@ def analyze_files(
     # Jobs of several files: enough that a job's embedding is batched, few enough that
     # both workers stay busy to the end.
     size = max(8, min(32, len(relatives) // (workers * 8) or 1))
-    with ProcessPoolExecutor(
-        workers, initializer=_init_worker, initargs=(list(specs), embedder)
-    ) as pool:
+    pool = ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(list(specs), embedder))
+    try:
         jobs = (
             [(str(root), relative, resource_id) for relative in relatives[i : i + size]]
             for i in range(0, len(relatives), size)
         )
-        for outcomes in pool.map(_work, jobs):
+        with _interrupts_held():  # the workers are forked here: none may die of Ctrl-C
+            results = pool.map(_work, jobs)
+        for outcomes in results:
             for outcome in outcomes:
                 if on_done:
                     on_done(outcome)
                 yield outcome
+    finally:
+        # Stopped (Ctrl-C, an error, the caller gone): the jobs not started are dropped,
+        # the running ones end, and so do the workers.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold SIGINT back in this thread (a Ctrl-C comes through right after): a process
+    forked meanwhile starts with it blocked, until it ignores it (:func:`_init_worker`)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -1,0 +1,75 @@
+"""The analysis workers and Ctrl-C: the indexer decides what stops, and stops them all."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from cleveragents_acms.indexing.analysis import ComponentSpec, FileAnalysis, analyze_files
+
+PYTHON = ComponentSpec("python", "cleveragents_acms.analyzers.python:PythonAnalyzer")
+ROOT = Path(pytest.__file__).parent.parent / "_pytest"  # a real package, 60+ files
+
+
+def _sources() -> list[str]:
+    files = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py"))
+    assert len(files) >= 64  # enough for the worker pool to be used
+    return files
+
+
+def _workers_gone(deadline: float = 10.0) -> bool:
+    end = time.monotonic() + deadline
+    while multiprocessing.active_children() and time.monotonic() < end:
+        time.sleep(0.05)
+    return not multiprocessing.active_children()
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signals")
+def test_a_ctrl_c_that_reaches_the_workers_does_not_break_the_run() -> None:
+    """A terminal's Ctrl-C goes to the whole process group. The workers ignore it: the
+    indexer decides what stops. (A worker that died of it broke the pool; Python 3.11's
+    pool could then leave the other workers alive and the indexer waiting for them.)"""
+    relatives = _sources()
+    interrupted: list[int] = []
+
+    def interrupt_workers(_: FileAnalysis) -> None:
+        if not interrupted:
+            for worker in multiprocessing.active_children():
+                os.kill(worker.pid, signal.SIGINT)  # type: ignore[arg-type]
+                interrupted.append(worker.pid)  # type: ignore[arg-type]
+
+    done = list(
+        analyze_files([PYTHON], ROOT, relatives, "01TESTRESOURCE0000000000", workers=2,
+                      on_done=interrupt_workers)
+    )  # fmt: skip
+    assert len(interrupted) == 2
+    assert sorted(d.relative for d in done) == relatives
+    assert _workers_gone()
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_stopping_mid_run_ends_every_worker() -> None:
+    """Interrupted in the indexer (KeyboardInterrupt) or abandoned by its caller, a run
+    drops the jobs not started, and its workers end."""
+    relatives = _sources()
+
+    def stop(_: FileAnalysis) -> None:
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        list(analyze_files([PYTHON], ROOT, relatives, "01TESTRESOURCE0000000000", workers=2,
+                           on_done=stop))  # fmt: skip
+    assert _workers_gone()
+
+    run = analyze_files([PYTHON], ROOT, relatives, "01TESTRESOURCE0000000000", workers=2)
+    first = next(run)
+    assert first.relative in relatives
+    run.close()  # the caller stops reading
+    assert _workers_gone()
+    assert time.monotonic() - started < 60  # no job left waiting for the rest of the files
