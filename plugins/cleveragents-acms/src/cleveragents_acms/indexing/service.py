@@ -486,7 +486,13 @@ class RepoIndexingService:
             if index.graph is not None:
                 with _phase(run, "graph"):
                     loader = self._write_graph(
-                        index.graph, resource_id, inserts, retired, revised_uris, _parse(valid_from)
+                        index.graph,
+                        resource_id,
+                        inserts,
+                        retired,
+                        revised_uris,
+                        _parse(valid_from),
+                        committed=index.nodes.has_resource(resource_id),
                     )
             with _phase(run, "nodes"):
                 index.nodes.begin()
@@ -534,11 +540,19 @@ class RepoIndexingService:
         retired: Sequence[str],
         revised: Sequence[str],
         valid_from: datetime,
+        *,
+        committed: bool = True,
     ) -> Any | None:
         """Retire, then add the new versions; a big load goes on in a child process.
 
+        ``committed`` says whether the node store holds any version of the resource.
         Returns the background load to finish before committing, if one was started.
         """
+        if not committed and graph.has_resource(resource_id):
+            # Left by a first run that was stopped before the node store committed (the
+            # node store is the record): start afresh, and bulk-load again instead of
+            # checking each node against the leftovers (three times slower).
+            graph.delete_resource(resource_id)
         # A resource new to the graph (a cold index) skips the per-node check for a
         # current version; any other run keeps it, so a store left ahead of the node
         # store by a crash is repaired, not duplicated.

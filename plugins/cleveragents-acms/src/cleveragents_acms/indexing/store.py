@@ -263,6 +263,11 @@ class NodeStore:
         )
         return [_row_to_stored(r) for r in rows]
 
+    def has_resource(self, resource_id: str) -> bool:
+        """True when any version of a node of ``resource_id`` was ever committed here."""
+        row = self._db.execute("SELECT 1 FROM nodes WHERE resource_id = ? LIMIT 1", (resource_id,))
+        return row.fetchone() is not None
+
     def current_resources(self) -> list[str]:
         """The resources that have current nodes, sorted."""
         rows = self._db.execute("SELECT DISTINCT resource_id FROM nodes WHERE is_current = 1")
