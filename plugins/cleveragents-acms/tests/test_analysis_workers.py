@@ -22,11 +22,25 @@ def _sources() -> list[str]:
     return files
 
 
+def _workers() -> set[int]:
+    """This process's worker processes not there before the test (other tests' are left)."""
+    return {c.pid for c in multiprocessing.active_children() if c.pid is not None} - _BEFORE
+
+
+_BEFORE: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def _known_children() -> None:
+    _BEFORE.clear()
+    _BEFORE.update(c.pid for c in multiprocessing.active_children() if c.pid is not None)
+
+
 def _workers_gone(deadline: float = 10.0) -> bool:
     end = time.monotonic() + deadline
-    while multiprocessing.active_children() and time.monotonic() < end:
+    while _workers() and time.monotonic() < end:
         time.sleep(0.05)
-    return not multiprocessing.active_children()
+    return not _workers()
 
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signals")
@@ -39,9 +53,9 @@ def test_a_ctrl_c_that_reaches_the_workers_does_not_break_the_run() -> None:
 
     def interrupt_workers(_: FileAnalysis) -> None:
         if not interrupted:
-            for worker in multiprocessing.active_children():
-                os.kill(worker.pid, signal.SIGINT)  # type: ignore[arg-type]
-                interrupted.append(worker.pid)  # type: ignore[arg-type]
+            for pid in _workers():
+                os.kill(pid, signal.SIGINT)
+                interrupted.append(pid)
 
     done = list(
         analyze_files([PYTHON], ROOT, relatives, "01TESTRESOURCE0000000000", workers=2,
