@@ -153,18 +153,21 @@ IPYTHON_TRACEBACK = """Adding points fails in a notebook
 /usr/lib/python2.7/site-packages/mpl_toolkits/mplot3d/art3d.pyc in get_facecolors(self)
 --> 636         return self._facecolors2d
 File ~/.venv/lib/python3.11/site-packages/sympy/core/add.py:412, in Add.flatten(cls, seq)
+[c:\\py\\seaborn\\axisgrid.py](file:///C:/py/site-packages/seaborn/axisgrid.py) in map_diag(self)
 TypeError: unsupported operand
 ```
 """
 
 
 def test_ipython_style_frames_are_read_like_python_ones() -> None:
-    """Notebook tracebacks (classic, Python 2's ``.pyc``, IPython 8's ``File …:N, in``) are
-    frames: their files are paths, their functions trace functions (a method by its name)."""
+    """Notebook tracebacks (classic, Python 2's ``.pyc``, IPython 8's ``File …:N, in``, VS
+    Code's linked paths) are frames: their files are paths, their functions trace functions
+    (a method by its name)."""
     analysis = analyze(IPYTHON_TRACEBACK)
-    assert analysis.trace_functions == ["__add__", "get_facecolors", "flatten"]
+    assert analysis.trace_functions == ["__add__", "get_facecolors", "flatten", "map_diag"]
     assert analysis.trace_frames[1] == ("mpl_toolkits/mplot3d/art3d.py", "get_facecolors")
-    assert analysis.trace_frames[-1] == ("sympy/core/add.py", "flatten")
+    assert analysis.trace_frames[2] == ("sympy/core/add.py", "flatten")
+    assert analysis.trace_frames[3] == ("seaborn/axisgrid.py", "map_diag")
     assert "sympy/geometry/point.py" in analysis.paths
     # prose naming a file and a line is not a frame
     assert analyze("At query.py in 745 line there is a snippet").trace_frames == []

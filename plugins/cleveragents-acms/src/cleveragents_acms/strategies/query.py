@@ -84,10 +84,13 @@ _TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?')
 #: pytest's long traceback style: ``path/to/module.py:695: in run``.
 _PYTEST_FRAME = re.compile(r"^[ \t]*([^\s:]+\.py):(\d+): in ([\w<>.]+)", re.M)
 #: IPython's and Jupyter's: ``~/…/point.py in __add__(self, other)`` (the line follows,
-#: after ``-->``; Python 2 shows the ``.pyc``) and, since IPython 8,
+#: after ``-->``; Python 2 shows the ``.pyc``; VS Code links the path,
+#: ``[c:\…\point.py](file:///C:/…/point.py) in __add__(…)``) and, since IPython 8,
 #: ``File ~/…/point.py:220, in Point.__add__(self, other)``.
 _IPYTHON_FRAME = re.compile(
-    r"^[ \t]*(?:File[ \t]+)?([^\s:]+\.py)c?(?::(\d+))?,? in ([\w<>.]+)\(", re.M
+    r"^[ \t]*(?:File[ \t]+)?(?:\[[^\]\n]*\]\((?:file:/+)?)?((?:[A-Za-z]:)?[^\s:()]+\.py)c?\)?"
+    r"(?::(\d+))?,? in ([\w<>.]+)\(",
+    re.M,
 )
 _EXCEPTION_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning|Exit|Interrupt))\s*:\s*(.+?)\s*$", re.M
