@@ -212,6 +212,22 @@ def test_analysis_reads_the_question_as_rendered() -> None:
     assert "details" in analyze("Title\n\nThe <!-- marker in base.html breaks details").text
 
 
+def test_messages_are_read_from_pytest_and_warning_lines() -> None:
+    """A message is the question's to quote however it was printed: plain, after pytest's
+    ``E``, or in Python's warning format ``path.py:N: Category: message``."""
+    analysis = analyze(
+        "Figure warns\n\n/tmp/ipykernel_1/4170.py:7: UserWarning: This figure was using "
+        "a layout engine\n  plt.subplots_adjust(wspace=0)\ntest_x.py:7: AssertionError\n"
+        "E   TypeError: bad operand type for abs\nValueError: shapes do not match\n"
+    )
+    assert {"UserWarning", "TypeError", "ValueError", "AssertionError"} <= set(analysis.errors)
+    assert analysis.messages == [
+        "This figure was using a layout engine",
+        "bad operand type for abs",
+        "shapes do not match",
+    ]
+
+
 def test_the_whole_question_query_leaves_the_environment_out() -> None:
     """The whole-question BM25 reads the question as analysed, not the pip listing."""
     analysis = analyze(

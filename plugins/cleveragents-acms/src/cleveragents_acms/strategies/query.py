@@ -92,8 +92,12 @@ _IPYTHON_FRAME = re.compile(
     r"(?::(\d+))?,? in ([\w<>.]+)\(",
     re.M,
 )
+#: ``ValueError: message``, also as pytest shows it (``E   ValueError: …``) and as Python
+#: prints a warning (``path.py:12: UserWarning: …``).
 _EXCEPTION_LINE = re.compile(
-    r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning|Exit|Interrupt))\s*:\s*(.+?)\s*$", re.M
+    r"^\s*(?:E\s+)?(?:\S+\.py:\d+:\s*)?(?:[\w.]+\.)?(\w+(?:Error|Exception|Warning|Exit|Interrupt))"
+    r"\s*:\s*(.+?)\s*$",
+    re.M,
 )
 _ERROR_NAME = re.compile(r"\b(\w*(?:Error|Exception|Warning))\b")
 _QUOTED = re.compile(r"(?<![\w\\])(?:\"([^\"\n]{6,160})\"|'([^'\n]{6,160})')")
