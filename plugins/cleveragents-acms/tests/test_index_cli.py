@@ -92,6 +92,35 @@ def test_index_bad_input_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_backend_options_that_do_not_fit_are_a_clear_error(tmp_path: Path, repo: Path) -> None:
+    """``index.<kind>.options`` must be a table the backend takes: JSON where TOML is read,
+    or an option the backend does not have, is a configuration error naming the key (it
+    was an internal error, or a typo passed silently); a right one is used."""
+
+    def index(kind: str, options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [CLI, "index", str(repo), "--project", "shop"],
+            env={
+                **os.environ,
+                "CLEVERAGENTS_HOME": str(tmp_path / "home"),
+                f"CLEVERAGENTS_INDEX__{kind.upper()}__OPTIONS": options,
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    not_a_table = index("text", '{"num_threads": 1}')
+    assert not_a_table.returncode != 0 and "Traceback" not in not_a_table.stderr
+    assert "index.text.options must be a table" in not_a_table.stderr
+    for kind, backend in (("text", "TantivyTextBackend"), ("graph", "OxigraphGraphBackend")):
+        typo = index(kind, "{num_thread = 1}")
+        assert typo.returncode != 0 and "Traceback" not in typo.stderr
+        assert f"index.{kind}.options do not suit the {kind} backend {backend}" in typo.stderr
+        assert "num_thread" in typo.stderr
+    assert index("text", "{num_threads = 1}").returncode == 0
+
+
 def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:
     """`resource add` hands the new resource to the indexer through the event hook."""
     home = tmp_path / "home"

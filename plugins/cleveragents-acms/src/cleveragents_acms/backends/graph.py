@@ -142,7 +142,6 @@ class OxigraphGraphBackend:
         bulk_threshold: int = 20_000,
         recent_window_hours: float = 24.0,
         read_only: bool = False,
-        **_options: Any,
     ) -> None:
         self.location = Path(location)
         self.location.mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,6 @@ class TantivyTextBackend:
         heap_size: int = 256_000_000,
         num_threads: int = 0,
         snippet_chars: int = 600,
-        **_options: Any,
     ) -> None:
         self.location = Path(location)
         self.location.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,11 @@ from cleveragents.errors import CleverAgentsError, NotFoundError
 from cleveragents.protocols.backends import TextResult, VectorResult
 from cleveragents_acms.context.nodes import IndexedRoot
 from cleveragents_acms.context.policy import ContextView
-from cleveragents_acms.indexing.project_index import open_backend
+from cleveragents_acms.indexing.project_index import (
+    backend_options,
+    construct_backend,
+    open_backend,
+)
 from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = [
@@ -144,14 +148,14 @@ def _open_read_only(registry: Any, config: Any, kind: str, location: Path) -> An
     if not name or name not in view:
         return open_backend(registry, config, kind, location)  # raises for unknown names
     cls = view[name]
-    options = dict(config.get(f"index.{kind}.options") or {}) if config is not None else {}
+    options = backend_options(config, kind)
     try:
         accepts = "read_only" in inspect.signature(cls).parameters
     except (TypeError, ValueError):
         accepts = False
     if accepts:
         options["read_only"] = True
-    return cls(location, **options)
+    return construct_backend(cls, kind, location, options)
 
 
 class OpenVectorIndexes:

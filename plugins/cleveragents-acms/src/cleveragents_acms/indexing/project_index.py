@@ -8,6 +8,8 @@ registered in the kernel's backend slots, chosen by ``index.*.backend``.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,13 @@ from cleveragents.errors import ConfigurationError, NotFoundError
 from cleveragents_acms.indexing.store import NodeStore
 from cleveragents_acms.indexing.vectors import VectorIndex, open_vector_index
 
-__all__ = ["ProjectIndex", "backend_class", "open_backend"]
+__all__ = [
+    "ProjectIndex",
+    "backend_class",
+    "backend_options",
+    "construct_backend",
+    "open_backend",
+]
 
 
 def backend_class(registry: Any, config: Any, kind: str) -> type | None:
@@ -41,9 +49,35 @@ def open_backend(registry: Any, config: Any, kind: str, location: Path, **extra:
     cls = backend_class(registry, config, kind)
     if cls is None:
         return None
-    options = (config.get(f"index.{kind}.options") or {}) if config is not None else {}
     location.mkdir(parents=True, exist_ok=True)
-    return cls(location, **{**options, **extra})
+    return construct_backend(cls, kind, location, {**backend_options(config, kind), **extra})
+
+
+def backend_options(config: Any, kind: str) -> dict[str, Any]:
+    """``index.<kind>.options``: a table of keyword arguments for the backend class."""
+    options = config.get(f"index.{kind}.options") if config is not None else None
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ConfigurationError(
+            f"index.{kind}.options must be a table of the {kind} backend's options, "
+            f"such as {{name = value}} (TOML, also in CLEVERAGENTS_INDEX__"
+            f"{kind.upper()}__OPTIONS); got {options!r}"
+        )
+    return dict(options)
+
+
+def construct_backend(cls: type, kind: str, location: Path, options: Mapping[str, Any]) -> Any:
+    """``cls(location, **options)``; options it does not take are a configuration error."""
+    try:
+        inspect.signature(cls).bind(location, **options)
+    except TypeError as exc:
+        raise ConfigurationError(
+            f"index.{kind}.options do not suit the {kind} backend {cls.__name__}: {exc}"
+        ) from exc
+    except ValueError:  # no signature to check (a builtin): let the call say
+        pass
+    return cls(location, **options)
 
 
 @dataclass
