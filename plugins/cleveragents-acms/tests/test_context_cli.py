@@ -181,6 +181,18 @@ def test_bad_input_is_one_line(ctx_cli: Run, tmp_path: Path) -> None:
         "Error [404] NOT_FOUND: project 'empty' has no index: "
         "run `cleveragents index PATH --project empty`"
     )
+    # indexed, but nothing in the folder could be indexed: said so, not "no index"
+    nothing = tmp_path / "nothing"
+    nothing.mkdir()
+    (nothing / "blob.bin").write_bytes(bytes(range(256)) * 8)
+    ctx_cli("index", str(nothing), "--project", "nothing")
+    hollow = ctx_cli("context", "assemble", "x", "--project", "nothing", check=False)
+    assert hollow.returncode == 1 and "Traceback" not in hollow.stderr
+    assert hollow.stderr.strip() == (
+        f"Error [404] NOT_FOUND: project 'nothing' is indexed but holds no files ({nothing}): "
+        "nothing to assemble from (`cleveragents index PATH --project nothing` lists the "
+        "files it skipped and why)"
+    )
 
 
 def test_path_indexes_first_and_fresh_text_is_delivered(ctx_cli: Run, tmp_path: Path) -> None:

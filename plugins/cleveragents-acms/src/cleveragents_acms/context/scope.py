@@ -94,6 +94,14 @@ def resolve_scope(
                 members.setdefault(child.resource_id, child)
 
     indexes = RepoIndexingService(database, registry, config).list_indexes(project)
+    if indexes and all(m.status == "ready" and not m.file_count for m in indexes):
+        roots = ", ".join(sorted(m.root_path for m in indexes))
+        raise NotFoundError(
+            f"project '{project}' is indexed but holds no files ({roots}): nothing to "
+            f"assemble from (`cleveragents index PATH --project {project}` lists the files "
+            f"it skipped and why)",
+            details={"project": project},
+        )
     if not indexes or not (paths.index_dir("graph", project) / "nodes.db").exists():
         raise NotFoundError(
             f"project '{project}' has no index: {index_hint(project)}",
