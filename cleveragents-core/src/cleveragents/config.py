@@ -92,9 +92,9 @@ DEFAULTS: dict[str, Any] = {
     "context.cold.retention-days": 90,
     # The spec's default set (001, "Default enabled") plus arce. On the quality benchmark
     # (benchmarks/quality/README.md) this set puts the code to change in the context in
-    # 41 / 55 / 62 / 70 % of the issues at 4k / 8k / 16k / 32k tokens (arce alone 43 / 57 /
-    # 62 / 75 %; the spec's three alone 29 / 30 / 38 / 41 % when last measured), for
-    # about 0.16 s more per assembly (p50) than arce alone. The selector degrades
+    # 41 / 57 / 64 / 70 % of the issues at 4k / 8k / 16k / 32k tokens (arce alone 46 / 59 /
+    # 64 / 75 %; the spec's three alone 29 / 30 / 38 / 41 % when last measured), for
+    # about 0.2 s more per assembly (p50) than arce alone. The selector degrades
     # along the spec's path arce -> breadth-depth-navigator -> semantic-embedding ->
     # simple-keyword for missing backends and says so in the assembly's notes.
     "context.strategies.enabled": [
