@@ -268,11 +268,13 @@ def test_bad_input(service: RepoIndexingService, tmp_path: Path) -> None:
 def test_big_fresh_graph_loads_run_in_a_child_process(
     service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A cold index past the threshold loads the graph from a child process; the
-    graph is then complete, and the next (incremental) run revises it in place."""
+    """A cold index past the threshold loads the graph from a child process, in chunks
+    read as one stream; the graph is then complete, and the next (incremental) run
+    revises it in place."""
     from cleveragents_acms.indexing import service as service_module
 
     monkeypatch.setattr(service_module, "_BACKGROUND_GRAPH_NODES", 1)
+    monkeypatch.setattr(service_module, "_GRAPH_BATCH", 7)  # many chunks, some tiny
     result = service.index_resource(RESOURCE_A, corpus, project="demo")
     assert result.run is not None and "graph-wait" in result.run.phases
     index = ProjectIndex.open("demo", service.registry, service.config, create=False)

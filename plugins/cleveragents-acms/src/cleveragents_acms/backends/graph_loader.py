@@ -6,12 +6,16 @@ stores' writes for tens of seconds. A :class:`BackgroundLoad` hands the store
 to a child process (RocksDB allows one writer, so the parent lets go of it),
 streams it TriG through a pipe from a sender thread, and takes the store
 back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes the text
-index, node store and vectors. Like the in-process bulk loader, the load is
-not transactional: the indexer's fresh-resource check repairs a partial one.
+index, node store and vectors. The child reads the chunks as one stream, for
+a single bulk load: one load per chunk wrote a set of index files each time
+(Django's graph store: 379 MB, against 214 MB from one load). Like the
+in-process bulk loader, the load is not transactional: the indexer's
+fresh-resource check repairs a partial one.
 """
 
 from __future__ import annotations
 
+import io
 import queue
 import struct
 import subprocess
@@ -19,7 +23,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cleveragents.errors import CleverAgentsError
 from cleveragents.models.uko import UKONode
@@ -40,15 +44,38 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes:
     return data
 
 
+class _Chunks(io.RawIOBase):
+    """The chunks the parent sends, read as one stream (one bulk load for them all)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._left = 0  # bytes of the current chunk not read yet
+        self._ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            if self._ended:
+                return 0
+            self._left = _LENGTH.unpack(_read_exactly(self._stream, _LENGTH.size))[0]
+            self._ended = not self._left
+        data = self._stream.read(min(self._left, len(buffer)))
+        if not data:
+            raise EOFError("the indexer stopped sending")
+        buffer[: len(data)] = data
+        self._left -= len(data)
+        return len(data)
+
+
 def _load(location: str, stream: BinaryIO, report: BinaryIO) -> None:
     """Child process: bulk-load every chunk received, then report ``ok`` or the error."""
     import pyoxigraph as ox
 
     try:
         store = ox.Store(location)
-        while size := _LENGTH.unpack(_read_exactly(stream, _LENGTH.size))[0]:
-            chunk = _read_exactly(stream, size)
-            store.bulk_load(input=chunk, format=ox.RdfFormat.TRIG, lenient=True)
+        store.bulk_load(input=_Chunks(stream), format=ox.RdfFormat.TRIG, lenient=True)
         store.flush()
         del store
         report.write(b"ok\n")
