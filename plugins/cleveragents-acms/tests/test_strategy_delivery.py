@@ -43,10 +43,17 @@ class _Filler:
         for depth in depths:
             tokens = self.sizes.get(uri, {}).get(depth)
             if tokens is not None and tokens <= room:
-                fragment = SimpleNamespace(uko_node=uri, detail_depth=depth, token_count=tokens)
+                fragment = _Fragment(
+                    uko_node=uri, detail_depth=depth, token_count=tokens, relevance_score=relevance
+                )
                 self.fragments.append(fragment)
                 return fragment
         return None
+
+
+class _Fragment(SimpleNamespace):
+    def model_copy(self, *, update: Mapping[str, Any]) -> _Fragment:
+        return _Fragment(**{**vars(self), **update})
 
 
 def _deliver(
@@ -86,6 +93,46 @@ def test_a_runner_up_file_may_not_spend_half_a_small_budget_on_one_function() ->
     # with a budget large enough, the runner-up's function comes whole as well
     delivered = _deliver(16000, units, {BEST: 1.0, OTHER: 0.3}, sizes)
     assert set(delivered.values()) == {DEPTH_FULL}
+
+
+def _relevances(
+    budget: int,
+    units: list[_Unit],
+    probability: dict[str, float],
+    sizes: Mapping[str, Mapping[int, int]],
+) -> dict[str, float]:
+    delivery = object.__new__(Delivery)
+    delivery.budget = budget
+    delivery.filler = _Filler(budget, sizes)
+    nodes = {u.uri: object() for u in units}
+    fragments = delivery._take(units, list(probability), probability, nodes)  # type: ignore[arg-type]
+    return {f.uko_node: f.relevance_score for f in fragments}
+
+
+def test_files_keep_their_order_when_fragments_are_sorted_by_relevance() -> None:
+    """A file's best delivered unit carries the file's belief whole: a likelier file whose
+    best function did not fit (only a weaker one did) still ranks above a less likely
+    file's function, however high that function's share of its own file."""
+    third = "r/third.py"
+    units = [
+        _function(BEST, "parse", 1.0),
+        _function(OTHER, "huge", 0.5),  # too big: only the small one below comes
+        _function(third, "convert", 0.4),  # all of its file's evidence
+        _function(OTHER, "small", 0.01),
+    ]
+    sizes = {
+        f"{BEST}#parse": {DEPTH_FULL: 500},
+        f"{OTHER}#huge": {DEPTH_FULL: 5000},
+        f"{OTHER}#small": {DEPTH_FULL: 50},
+        f"{third}#convert": {DEPTH_FULL: 100},
+    }
+    probability = {BEST: 1.0, OTHER: 0.5, third: 0.4}
+    relevance = _relevances(4000, units, probability, sizes)
+    assert f"{OTHER}#huge" not in relevance
+    order = sorted(relevance, key=lambda uri: -relevance[uri])
+    assert [uri.split("#")[0] for uri in order] == [BEST, OTHER, third]
+    assert relevance[f"{BEST}#parse"] == 1.0
+    assert 0.5 < relevance[f"{third}#convert"] < relevance[f"{OTHER}#small"] < 1.0
 
 
 def test_a_function_too_long_to_fit_whole_gets_only_a_short_outline() -> None:

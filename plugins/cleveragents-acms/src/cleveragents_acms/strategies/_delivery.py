@@ -29,9 +29,10 @@ to earn its place, so a small budget is not spent on one large function of a
 runner-up file. Nothing inside a unit already delivered in full is repeated.
 A tenth of the budget is held back until the best units are in, for one
 glimpse (the best unit's signature) of each other likely file: where else to
-look. The best file's units carry the highest relevance and
-``focus_distance`` 0 (the second file 1 …), so files keep their order
-through the pipeline's scorer and in the delivered context.
+look. Each file's best delivered unit carries the file's belief (the best
+file's 1.0), its other units less, and each fragment has the file's rank as
+``focus_distance`` (the best file 0, the second 1 …), so files keep their
+order through the pipeline's scorer and in the delivered context.
 """
 
 from __future__ import annotations
@@ -252,7 +253,9 @@ class Delivery:
         self._pass(units, rank, probability, nodes, state, keep=reserve)
         self._map(units, rank, probability, nodes, state)
         self._pass(units, rank, probability, nodes, state, keep=0)
-        return self.filler.fragments
+        fragments = self.filler.fragments
+        fragments[:] = _ranked_by_file(fragments, state.delivered, probability)
+        return fragments
 
     def _pass(
         self,
@@ -272,7 +275,7 @@ class Delivery:
             if unit.file in state.whole or unit.uri in filler:
                 continue
             metadata = {"focus_distance": str(min(4, rank[unit.file]))}
-            relevance = _relevance(unit, probability)
+            relevance = _relevance(probability[unit.file], 1.0)  # set once all are in
             node = nodes.get(unit.uri)
             if unit.kind == "file":
                 if unit.uri in state.tried_whole:
@@ -290,6 +293,7 @@ class Delivery:
                 if added is not None:
                     state.whole.add(unit.file)
                     state.seen.add(unit.file)
+                    state.delivered[added.uko_node] = unit
                 continue
             if node is None or any(_inside(unit.uri, t) for t in state.full[unit.file]):
                 continue
@@ -324,6 +328,7 @@ class Delivery:
                 )
             if added is not None:
                 state.seen.add(unit.file)
+                state.delivered[added.uko_node] = unit
                 if added.detail_depth >= DEPTH_FULL:
                     state.full[unit.file].append(unit.uri)
 
@@ -346,13 +351,14 @@ class Delivery:
             added = self.filler.offer(
                 unit.uri,
                 depths_from(DEPTH_SIGNATURES),
-                _relevance(unit, probability),
+                _relevance(probability[file_uri], 1.0),
                 metadata=metadata,
                 limit=_GLIMPSE_TOKENS,
                 node=nodes.get(unit.uri),
             )
             if added is not None:
                 state.seen.add(file_uri)
+                state.delivered[added.uko_node] = unit
 
 
 @dataclass
@@ -361,6 +367,8 @@ class _TakeState:
     tried_whole: set[str] = field(default_factory=set)
     seen: set[str] = field(default_factory=set)
     full: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: Fragment node URI -> the unit it was delivered for.
+    delivered: dict[str, _Unit] = field(default_factory=dict)
 
 
 def _hedge(units: list[_Unit], ranked: list[str]) -> None:
@@ -372,14 +380,39 @@ def _hedge(units: list[_Unit], ranked: list[str]) -> None:
             best.value = max(best.value, _RUNNER_UP_VALUE)
 
 
-def _relevance(unit: _Unit, probability: Mapping[str, float]) -> float:
-    """The file's belief, refined by the unit's share of it (a file's units stay together).
+def _ranked_by_file(
+    fragments: list[ContextFragment],
+    delivered: Mapping[str, _Unit],
+    probability: Mapping[str, float],
+) -> list[ContextFragment]:
+    """Each fragment's relevance, now that the delivered units are known: the file's
+    belief, refined by the unit's value against the best unit delivered from its file.
 
-    Kept within [0.5, 1]: whatever arce delivers was chosen among the likeliest
-    files, so it ranks above what a strategy without file evidence found.
+    A file's best delivered unit carries the file's belief whole, so the files keep
+    arce's order when fragments are sorted by relevance: valued against every unit of
+    the file, a likelier file whose best units did not fit (an outline delivered in
+    their place) fell behind a runner-up's function raised by the hedge.
     """
-    p = probability[unit.file]
-    return 0.5 + 0.5 * p * (0.6 + 0.4 * min(1.0, unit.value / max(p, 1e-9)))
+    best: dict[str, float] = {}
+    for fragment in fragments:
+        unit = delivered.get(fragment.uko_node)
+        if unit is not None:
+            best[unit.file] = max(best.get(unit.file, 0.0), unit.value)
+    out = []
+    for fragment in fragments:
+        unit = delivered.get(fragment.uko_node)
+        if unit is not None:
+            share = unit.value / max(best[unit.file], 1e-9)
+            relevance = _relevance(probability[unit.file], share)
+            fragment = fragment.model_copy(update={"relevance_score": relevance})
+        out.append(fragment)
+    return out
+
+
+def _relevance(p: float, share: float) -> float:
+    """Kept within [0.5, 1]: whatever arce delivers was chosen among the likeliest
+    files, so it ranks above what a strategy without file evidence found."""
+    return 0.5 + 0.5 * p * (0.6 + 0.4 * min(1.0, share))
 
 
 def _probabilities(ranked: list[str], files: Mapping[str, float]) -> dict[str, float]:
