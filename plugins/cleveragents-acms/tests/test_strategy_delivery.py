@@ -56,18 +56,26 @@ class _Fragment(SimpleNamespace):
         return _Fragment(**{**vars(self), **update})
 
 
+def _fragments(
+    budget: int,
+    units: list[_Unit],
+    probability: dict[str, float],
+    sizes: Mapping[str, Mapping[int, int]],
+) -> list[Any]:
+    delivery = object.__new__(Delivery)
+    delivery.budget = budget
+    delivery.filler = _Filler(budget, sizes)
+    nodes = {u.uri: object() for u in units}
+    return delivery._take(units, list(probability), probability, nodes)  # type: ignore[arg-type]
+
+
 def _deliver(
     budget: int,
     units: list[_Unit],
     probability: dict[str, float],
     sizes: Mapping[str, Mapping[int, int]],
 ) -> dict[str, int]:
-    delivery = object.__new__(Delivery)
-    delivery.budget = budget
-    delivery.filler = _Filler(budget, sizes)
-    nodes = {u.uri: object() for u in units}
-    delivery._take(units, list(probability), probability, nodes)  # type: ignore[arg-type]
-    return {f.uko_node: f.detail_depth for f in delivery.filler.fragments}
+    return {f.uko_node: f.detail_depth for f in _fragments(budget, units, probability, sizes)}
 
 
 def _function(file: str, name: str, value: float) -> _Unit:
@@ -95,20 +103,6 @@ def test_a_runner_up_file_may_not_spend_half_a_small_budget_on_one_function() ->
     assert set(delivered.values()) == {DEPTH_FULL}
 
 
-def _relevances(
-    budget: int,
-    units: list[_Unit],
-    probability: dict[str, float],
-    sizes: Mapping[str, Mapping[int, int]],
-) -> dict[str, float]:
-    delivery = object.__new__(Delivery)
-    delivery.budget = budget
-    delivery.filler = _Filler(budget, sizes)
-    nodes = {u.uri: object() for u in units}
-    fragments = delivery._take(units, list(probability), probability, nodes)  # type: ignore[arg-type]
-    return {f.uko_node: f.relevance_score for f in fragments}
-
-
 def test_files_keep_their_order_when_fragments_are_sorted_by_relevance() -> None:
     """A file's best delivered unit carries the file's belief whole: a likelier file whose
     best function did not fit (only a weaker one did) still ranks above a less likely
@@ -127,7 +121,7 @@ def test_files_keep_their_order_when_fragments_are_sorted_by_relevance() -> None
         f"{third}#convert": {DEPTH_FULL: 100},
     }
     probability = {BEST: 1.0, OTHER: 0.5, third: 0.4}
-    relevance = _relevances(4000, units, probability, sizes)
+    relevance = {f.uko_node: f.relevance_score for f in _fragments(4000, units, probability, sizes)}
     assert f"{OTHER}#huge" not in relevance
     order = sorted(relevance, key=lambda uri: -relevance[uri])
     assert [uri.split("#")[0] for uri in order] == [BEST, OTHER, third]
