@@ -12,7 +12,8 @@ index files each time, and the store took 1.8 times the disk (Django's graph:
 379 MB, against 214 MB from one load). The price is memory: pyoxigraph's
 loader sorts up to a million quads per thread at a time, so the child peaks
 at about 2 GB on a 10k-file corpus (1.2 GB on Django alone, 0.16 GB when it
-loaded chunk by chunk); that bound does not grow with the corpus. Like the
+loaded chunk by chunk); that bound does not grow with the corpus, and a
+machine with less than 4 GB free gets the chunk-by-chunk load. Like the
 in-process bulk loader, the load is not transactional: the indexer's
 fresh-resource check repairs a partial one.
 """
@@ -39,6 +40,9 @@ __all__ = ["BackgroundLoad"]
 
 #: Each chunk goes down the child's stdin as an 8-byte length and the bytes; 0 ends.
 _LENGTH = struct.Struct("<Q")
+#: Memory the machine must have free for one bulk load of every chunk (the loader's
+#: peak is about 2 GB); with less, each chunk is loaded on its own (0.2 GB, more disk).
+_ONE_LOAD_MEMORY = 4 << 30
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes:
@@ -49,22 +53,26 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes:
 
 
 class _Chunks(io.RawIOBase):
-    """The chunks the parent sends, read as one stream (one bulk load for them all)."""
+    """The chunks the parent sends, read as one stream (one bulk load for them all), or,
+    with ``whole=False``, only up to the end of the next chunk."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: BinaryIO, *, whole: bool = True) -> None:
         self._stream = stream
+        self._whole = whole
+        self._started = False  # a chunk of this stream was begun
         self._left = 0  # bytes of the current chunk not read yet
-        self._ended = False
+        self.ended = False  # the parent's end marker was read
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         while not self._left:
-            if self._ended:
+            if self.ended or (self._started and not self._whole):
                 return 0
             self._left = _LENGTH.unpack(_read_exactly(self._stream, _LENGTH.size))[0]
-            self._ended = not self._left
+            self.ended = not self._left
+            self._started = True
         data = self._stream.read(min(self._left, len(buffer)))
         if not data:
             raise EOFError("the indexer stopped sending")
@@ -73,13 +81,31 @@ class _Chunks(io.RawIOBase):
         return len(data)
 
 
+def _memory_available() -> int | None:
+    """Bytes the kernel says can be used without swapping (``MemAvailable``), if known."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def _load(location: str, stream: BinaryIO, report: BinaryIO) -> None:
-    """Child process: bulk-load the chunks received, as one stream; report ``ok`` or the error."""
+    """Child process: bulk-load the chunks received (as one stream when memory allows);
+    report ``ok`` or the error."""
     import pyoxigraph as ox
 
     try:
         store = ox.Store(location)
-        store.bulk_load(input=_Chunks(stream), format=ox.RdfFormat.TRIG, lenient=True)
+        available = _memory_available()
+        whole = available is None or available >= _ONE_LOAD_MEMORY
+        segment = None
+        while segment is None or not segment.ended:
+            segment = _Chunks(stream, whole=whole)
+            store.bulk_load(input=segment, format=ox.RdfFormat.TRIG, lenient=True)
         store.flush()
         del store
         report.write(b"ok\n")
