@@ -272,3 +272,44 @@ def test_a_stopped_run_leaves_the_old_index_and_no_process_behind(tmp_path: Path
     finished = json.loads(_run(home, "index", str(corpus), "--project", "pip", "--json").stdout)
     assert finished["index"]["status"] == "ready"
     assert any("killed_run_marker" in uri for uri in _search(home, "killed_run_marker", "pip"))
+
+
+def test_the_progress_bar_names_the_writing_phase_after_the_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once every file is analysed the bar stays full while the stores are written: it
+    says what is being written instead of the last file's name."""
+    import click
+
+    from cleveragents_acms.indexing import runner
+
+    shown: list[str] = []
+
+    class Bar:
+        def __init__(self, **options: object) -> None:
+            self.show = options["item_show_func"]
+            self.current_item: str | None = None
+
+        def __enter__(self) -> Bar:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def update(self, steps: int, current_item: str | None = None) -> None:
+            self.current_item = current_item
+            self.render_progress()
+
+        def render_progress(self) -> None:
+            shown.append(self.show(self.current_item))  # type: ignore[operator]
+
+    monkeypatch.setattr(click, "progressbar", Bar)
+    with runner._progress("indexing demo", True) as (progress, on_phase):
+        on_phase("discover")  # before any file: no bar yet, nothing to say
+        progress(1, 2, "pkg/a.py")
+        progress(2, 2, "pkg/" + "deep/" * 20 + "b.py")
+        on_phase("resolve")
+        on_phase("graph-wait")
+    assert shown[0] == "pkg/a.py"
+    assert shown[1].startswith("…") and shown[1].endswith("deep/b.py") and len(shown[1]) == 48
+    assert shown[2:] == ["resolving names…", "waiting for the graph load…"]

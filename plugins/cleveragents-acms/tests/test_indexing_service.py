@@ -407,3 +407,16 @@ def test_text_written_during_analysis_is_rolled_back_on_interrupt(
     for stem in ("paths", "errors", "log"):
         hits = _search(service, "demo", f"streamed_{stem}_marker", {RESOURCE_A})
         assert any(f"streamed_{stem}_marker" in h.uko_uri for h in hits)
+
+
+def test_each_phase_is_announced_as_it_starts(service: RepoIndexingService, corpus: Path) -> None:
+    """A big run writes for tens of seconds once every file is analysed: the CLI's bar
+    says which phase it is in, from what ``on_phase`` is told."""
+    seen: list[str] = []
+    result = service.index_resource(RESOURCE_A, corpus, project="demo", on_phase=seen.append)
+    assert result.run is not None
+    assert list(dict.fromkeys(seen)) == list(result.run.phases)
+    assert seen.index("analyse") < seen.index("resolve") < seen.index("finish")
+    # the listener is the run's own: a later run without one tells it nothing
+    service.refresh_index(RESOURCE_A, corpus)
+    assert seen.count("finish") == 1

@@ -85,10 +85,35 @@ def ensure_resource(app: Any, path: Path, project: str | None) -> tuple[Resource
     return resource, project_name
 
 
+#: What the bar says while a run writes its stores, every file analysed (a big cold run
+#: spends about 40 % of its time there).
+_WRITING = {
+    "resolve": "resolving names",
+    "graph": "writing the graph",
+    "nodes": "writing the node store",
+    "text": "updating the text index",
+    "vectors": "adding vectors",
+    "commit": "committing",
+    "graph-wait": "waiting for the graph load",
+    "close": "closing the stores",
+    "record": "recording the files",
+    "finish": "finishing",
+}
+_ITEM_CHARS = 48
+
+
+def _shown(item: str | None) -> str:
+    """The file being analysed or the writing phase, cut to fit the bar's line."""
+    if not item:
+        return ""
+    return item if len(item) <= _ITEM_CHARS else "…" + item[-(_ITEM_CHARS - 1) :]
+
+
 @contextmanager
-def _progress(label: str, enabled: bool) -> Iterator[Progress | None]:
+def _progress(label: str, enabled: bool) -> Iterator[tuple[Progress | None, Any]]:
+    """The run's progress callbacks (files analysed, phases) for a bar on stderr."""
     if not enabled:
-        yield None
+        yield None, None
         return
     bar_holder: dict[str, Any] = {}
 
@@ -96,14 +121,25 @@ def _progress(label: str, enabled: bool) -> Iterator[Progress | None]:
         bar = bar_holder.get("bar")
         if bar is None:
             bar = click.progressbar(
-                length=total, label=label, file=sys.stderr, show_pos=True, show_eta=True
+                length=total,
+                label=label,
+                file=sys.stderr,
+                show_pos=True,
+                show_eta=True,
+                item_show_func=_shown,
             )
             bar.__enter__()
             bar_holder["bar"] = bar
         bar.update(1, current_item=path)
 
+    def phase(name: str) -> None:
+        bar = bar_holder.get("bar")
+        if bar is not None and name in _WRITING:  # files were analysed: say what follows
+            bar.current_item = f"{_WRITING[name]}…"
+            bar.render_progress()
+
     try:
-        yield update
+        yield update, phase
     finally:
         if "bar" in bar_holder:
             bar_holder["bar"].__exit__(None, None, None)
@@ -121,13 +157,14 @@ def index_resource(
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     service = service_for(app)
-    with _progress(f"indexing {resource.label}", show_progress) as progress:
+    with _progress(f"indexing {resource.label}", show_progress) as (progress, on_phase):
         result = service.index_resource(
             resource.resource_id,
             resource.location or "",
             project=project,
             force=force,
             progress=progress,
+            on_phase=on_phase,
         )
     from cleveragents_acms.indexing.vectors import repair_project_vectors
 

@@ -22,6 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
 from cleveragents_acms.indexing.store import node_fingerprint
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
 
-__all__ = ["Progress", "RepoIndexingService"]
+__all__ = ["PhaseListener", "Progress", "RepoIndexingService"]
 
 #: Nodes per graph write.
 _GRAPH_BATCH = 5000
@@ -48,6 +49,10 @@ _BACKGROUND_GRAPH_NODES = 20_000
 
 #: ``progress(done, total, path)`` is called after each analysed file.
 Progress = Callable[[int, int, str], None]
+#: Told the name of each phase of a run as it starts (``resolve``, ``graph-wait`` …): after
+#: the analysis, a big run spends tens of seconds writing, with every file done.
+PhaseListener = Callable[[str], None]
+_ON_PHASE: ContextVar[PhaseListener | None] = ContextVar("on_phase", default=None)
 
 
 def _now() -> datetime:
@@ -56,6 +61,9 @@ def _now() -> datetime:
 
 @contextmanager
 def _phase(run: IndexRun, name: str) -> Iterator[None]:
+    listener = _ON_PHASE.get()
+    if listener is not None:
+        listener(name)
     started = time.perf_counter()
     try:
         yield
@@ -118,8 +126,12 @@ class RepoIndexingService:
         max_total_size: int | None = None,
         force: bool = False,
         progress: Progress | None = None,
+        on_phase: PhaseListener | None = None,
     ) -> RepoIndex:
-        """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``."""
+        """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``.
+
+        ``progress`` is told of each file analysed, ``on_phase`` of each phase started.
+        """
         root = Path(root_path).expanduser()
         if not root.is_dir():
             raise ValidationError(f"path does not exist or is not a directory: {root}")
@@ -129,6 +141,7 @@ class RepoIndexingService:
         index_id, previous = self._claim(resource_id, project, root.resolve())
         run = IndexRun()
         started = time.perf_counter()
+        listening = _ON_PHASE.set(on_phase)
         try:
             with _no_cycle_collection():
                 files = self._run(
@@ -154,8 +167,11 @@ class RepoIndexingService:
                     f"disk full while writing the index of {root}; the previous index is intact"
                 ) from exc
             raise
-        with _phase(run, "finish"):
-            metadata = self._finish(index_id, files, run)
+        else:
+            with _phase(run, "finish"):
+                metadata = self._finish(index_id, files, run)
+        finally:
+            _ON_PHASE.reset(listening)
         run.seconds = round(time.perf_counter() - started, 3)
         return RepoIndex(metadata, files, run)
 
