@@ -17,7 +17,7 @@ import click
 
 from cleveragents.models.resources import Resource
 from cleveragents_acms.indexing.models import RepoIndex
-from cleveragents_acms.indexing.service import Progress, RepoIndexingService
+from cleveragents_acms.indexing.service import PhaseListener, Progress, RepoIndexingService
 
 __all__ = ["ensure_resource", "index_path", "index_resource", "service_for"]
 
@@ -110,7 +110,7 @@ def _shown(item: str | None) -> str:
 
 
 @contextmanager
-def _progress(label: str, enabled: bool) -> Iterator[tuple[Progress | None, Any]]:
+def _progress(label: str, enabled: bool) -> Iterator[tuple[Progress | None, PhaseListener | None]]:
     """The run's progress callbacks (files analysed, phases) for a bar on stderr."""
     if not enabled:
         yield None, None
