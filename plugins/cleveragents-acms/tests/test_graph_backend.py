@@ -135,6 +135,40 @@ def test_node_triples_follow_the_provenance_model(two_resources: OxigraphGraphBa
     assert (node_uri(RES_A, "app.py"), UKO + "contains", main) in parent
 
 
+def test_only_vocabulary_properties_reach_the_graph(backend: OxigraphGraphBackend) -> None:
+    """Terms of the ontology, prefixed keys and Dublin Core titles are written; an
+    analyzer's bookkeeping keys stay with the node (in the node store)."""
+    node = function(RES_A, "m.py", "f")
+    node.properties.update(
+        {
+            "kind": "function",
+            "fqname": "m.f",
+            "module": "m",
+            "title": "F",
+            "visibility": "public",
+            "uko-doc:wordCount": "3",
+            "contentHash": "abc",
+        }
+    )
+    backend.add_nodes([node], valid_from=T1)
+    subject = node_uri(RES_A, "m.py", "f")
+    predicates = {p: o for _, p, o in backend.get_triples(subject).triples}
+    assert predicates[expand("uko-code:visibility")] == "public"
+    assert predicates[expand("uko-doc:wordCount")] == "3"
+    assert predicates["http://purl.org/dc/terms/title"] == "F"
+    assert predicates[UKO + "contentHash"] == "abc"
+    assert not {UKO + "kind", UKO + "fqname", UKO + "module"} & set(predicates)
+
+
+def test_the_bare_property_keys_are_the_core_vocabulary() -> None:
+    """UKO_PROPERTIES is uko.ttl's property list, kept without parsing Turtle on writes."""
+    from cleveragents_acms.backends._rdf import UKO_PROPERTIES
+    from cleveragents_acms.ontology.loader import UKOLoader
+
+    defined = {curie.split(":", 1)[1] for curie in UKOLoader().properties("uko")}
+    assert defined == UKO_PROPERTIES
+
+
 def test_literals_with_quotes_and_newlines_round_trip(backend: OxigraphGraphBackend) -> None:
     """Property values are escaped, not interpreted."""
     tricky = 'def f(x="a\\"b"):\n    """Doc with "quotes" and \\ backslash."""'

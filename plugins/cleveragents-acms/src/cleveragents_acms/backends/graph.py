@@ -776,9 +776,10 @@ class _TriGWriter:
                     continue
                 predicate = self._properties.get(key)
                 if predicate is None:
-                    predicate = self._properties[key] = _property_iri(key)
-                out.append(f";<{predicate}> {_literal(str(value))}")
-                quads += 1
+                    predicate = self._properties[key] = _property_iri(key) or ""
+                if predicate:
+                    out.append(f";<{predicate}> {_literal(str(value))}")
+                    quads += 1
             for predicate, target in node.edges:
                 if not target:
                     continue
