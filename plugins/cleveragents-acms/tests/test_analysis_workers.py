@@ -87,3 +87,28 @@ def test_stopping_mid_run_ends_every_worker() -> None:
     run.close()  # the caller stops reading
     assert _workers_gone()
     assert time.monotonic() - started < 60  # no job left waiting for the rest of the files
+
+
+def test_the_workers_vectors_are_the_embedders_node_by_node() -> None:
+    """Each file comes back with one vector per embeddable node, the one the embedder
+    gives that node's text in this process."""
+    import numpy as np
+
+    from cleveragents_acms.indexing.vectors import chunk_text, embeddable
+    from cleveragents_backend_faiss.embedders import HashingNgramEmbedder
+
+    embedder = ComponentSpec(
+        "hashing-ngram", "cleveragents_backend_faiss.embedders:HashingNgramEmbedder"
+    )
+    outcomes = list(analyze_files([PYTHON], ROOT, _sources(), "R", workers=2, embedder=embedder))
+    local = HashingNgramEmbedder()
+    checked = 0
+    for outcome in outcomes:
+        wanted = [n for n in outcome.result.nodes if embeddable(n)]
+        assert outcome.vectors is not None and outcome.vectors_from == "hashing-ngram"
+        assert outcome.vectors.uris == [n.uri for n in wanted]
+        if wanted:
+            expected = local.embed_array([chunk_text(n) for n in wanted])
+            assert np.allclose(outcome.vectors.matrix, expected, atol=1e-6)
+            checked += len(wanted)
+    assert checked > 1000

@@ -30,7 +30,7 @@ from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
 from cleveragents_acms.indexing.store import node_blobs
 
-__all__ = ["ComponentSpec", "FileAnalysis", "analyze_files", "embed_nodes"]
+__all__ = ["ComponentSpec", "FileAnalysis", "NodeVectors", "analyze_files", "embed_nodes"]
 
 _HEAD_BYTES = 8192
 
@@ -51,6 +51,27 @@ class ComponentSpec:
 
 
 @dataclass
+class NodeVectors:
+    """Vectors of some nodes, by URI: one matrix, which travels back from a worker about
+    four times cheaper than one array per node."""
+
+    uris: list[str]
+    #: ``(len(uris), dimension)``, one row per URI.
+    matrix: Any
+
+    def __len__(self) -> int:
+        return len(self.uris)
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        return zip(self.uris, self.matrix, strict=True)
+
+    def only(self, uris: set[str]) -> NodeVectors:
+        """The vectors of those of ``uris`` this holds."""
+        rows = [i for i, uri in enumerate(self.uris) if uri in uris]
+        return NodeVectors([self.uris[i] for i in rows], self.matrix[rows])
+
+
+@dataclass
 class FileAnalysis:
     """The outcome for one file."""
 
@@ -61,8 +82,8 @@ class FileAnalysis:
     analyzer: str | None
     result: AnalysisResult = field(default_factory=AnalysisResult)
     token_estimate: int = 0
-    #: Node URI -> unit vector, when a light embedder ran beside the analyzer ...
-    vectors: dict[str, Any] = field(default_factory=dict)
+    #: The nodes' unit vectors, when a light embedder ran beside the analyzer ...
+    vectors: NodeVectors | None = None
     #: ... and the name of that embedder.
     vectors_from: str | None = None
     #: Node URI -> node-store blobs, when computed in a worker.
@@ -108,16 +129,16 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def embed_nodes(embedder: Any, nodes: Sequence[Any]) -> dict[str, Any]:
-    """URI -> vector for the embeddable ``nodes`` (what the vector index stores)."""
+def embed_nodes(embedder: Any, nodes: Sequence[Any]) -> NodeVectors:
+    """The vectors of the embeddable ``nodes`` (what the vector index stores)."""
+    import numpy as np
+
     from cleveragents_acms.indexing.vectors import chunk_text, embeddable
 
     chosen = [n for n in nodes if embeddable(n)]
-    if not chosen:
-        return {}
     embed = getattr(embedder, "embed_array", None) or embedder.embed
-    vectors = embed([chunk_text(n) for n in chosen])
-    return {n.uri: vector for n, vector in zip(chosen, vectors, strict=True)}
+    matrix = np.asarray(embed([chunk_text(n) for n in chosen]) if chosen else [], np.float32)
+    return NodeVectors([n.uri for n in chosen], matrix)
 
 
 def _choose(analyzers: Sequence[Any], path: Path, head: bytes) -> Any | None:
@@ -203,14 +224,12 @@ def _work(jobs: Sequence[tuple[str, str, str]]) -> list[FileAnalysis]:
         name, embedder = _EMBEDDER[0]
         nodes = [n for outcome in outcomes for n in outcome.result.nodes]
         try:
-            vectors = embed_nodes(embedder, nodes) if nodes else {}
+            vectors = embed_nodes(embedder, nodes)
         except Exception:  # the main process embeds what comes without vectors
             vectors = None
         if vectors is not None:
             for outcome in outcomes:
-                outcome.vectors = {
-                    n.uri: vectors[n.uri] for n in outcome.result.nodes if n.uri in vectors
-                }
+                outcome.vectors = vectors.only({n.uri for n in outcome.result.nodes})
                 outcome.vectors_from = name
     return outcomes
 
