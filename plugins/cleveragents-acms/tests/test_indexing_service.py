@@ -74,6 +74,24 @@ def test_full_index_of_real_code(service: RepoIndexingService, corpus: Path) -> 
     assert any(h.metadata.get("path") == "cleveragents/plugins.py" for h in hits)
 
 
+def test_the_primary_language_is_code_even_when_prose_outweighs_it(
+    service: RepoIndexingService, tmp_path: Path
+) -> None:
+    """Like Flask's sdist: more reStructuredText than Python. Each file keeps the language
+    its name says (not the fallback analyzer's "text"); a tree of prose only is prose."""
+    tree = tmp_path / "project"
+    (tree / "docs").mkdir(parents=True)
+    for page in range(5):
+        (tree / "docs" / f"page{page}.rst").write_text("Title\n=====\n\n" + "Some prose. " * 400)
+    (tree / "app.py").write_text("def main():\n    return 1\n")
+    result = service.index_resource(RESOURCE_A, tree, project="demo")
+    assert result.metadata.primary_language == "python"
+    assert {f.path: f.language for f in result.files}["docs/page0.rst"] == "restructuredtext"
+    (tree / "app.py").unlink()
+    again = service.refresh_index(RESOURCE_A, tree)
+    assert again.metadata.primary_language == "restructuredtext"
+
+
 def test_refresh_analyses_only_changed_files(service: RepoIndexingService, corpus: Path) -> None:
     """A no-change refresh analyses nothing; one edited file is the only one analysed."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

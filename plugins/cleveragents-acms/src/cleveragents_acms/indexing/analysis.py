@@ -28,6 +28,7 @@ from typing import Any
 
 from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
+from cleveragents_acms.analyzers._common import language_of
 from cleveragents_acms.indexing.store import node_blobs
 
 __all__ = ["ComponentSpec", "FileAnalysis", "NodeVectors", "analyze_files", "embed_nodes"]
@@ -191,7 +192,10 @@ def analyze_one(
             errors=[f"analyzer {analyzer.name} failed: {type(exc).__name__}: {exc}"]
         )
     result.errors[:0] = errors
-    language = (getattr(analyzer, "languages", None) or ("unknown",))[0]
+    # The name says more than a fallback analyzer's "text" (``.rst``, ``.c``, ``.yaml``).
+    language = language_of(relative)
+    if language == "unknown":
+        language = (getattr(analyzer, "languages", None) or ("unknown",))[0]
     # ~4 characters per token: a cheap estimate for IndexMetadata; budgets use a real tokenizer.
     return FileAnalysis(
         relative,

@@ -32,6 +32,7 @@ from sqlalchemy import delete, insert, select, update
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import UKONode
+from cleveragents_acms.analyzers._common import CODE_LANGUAGES
 from cleveragents_acms.indexing.analysis import ComponentSpec, FileAnalysis, analyze_files
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex
@@ -652,10 +653,15 @@ class RepoIndexingService:
 
     def _finish(self, index_id: str, files: Iterable[FileRecord], run: IndexRun) -> IndexMetadata:
         files = list(files)
+        # The primary language is a programming language when there is code at all: a
+        # project's prose (Flask's 84 .rst pages) outweighs its code more often than not.
         tokens: Counter[str] = Counter()
+        code: Counter[str] = Counter()
         for f in files:
             if f.language != "unknown":
                 tokens[f.language] += f.token_count
+                if f.language in CODE_LANGUAGES:
+                    code[f.language] += f.token_count
         values = {
             "status": "ready",
             "error_message": None,
@@ -665,7 +671,7 @@ class RepoIndexingService:
             "node_count": sum(f.node_count for f in files),
             "error_count": sum(1 for f in files if f.errors),
             "token_estimate": sum(f.token_count for f in files),
-            "primary_language": tokens.most_common(1)[0][0] if tokens else "unknown",
+            "primary_language": (code or tokens or Counter(["unknown"])).most_common(1)[0][0],
         }
         with self.database.engine.begin() as conn:
             conn.execute(
