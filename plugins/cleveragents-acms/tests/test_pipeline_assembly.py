@@ -292,6 +292,24 @@ def test_budget_the_others_leave_unused_goes_to_the_leading_strategy() -> None:
     assert plain.total_tokens < context.total_tokens - 500
 
 
+def test_a_small_budget_is_refilled_below_the_min_useful_budget() -> None:
+    """At 3,000 tokens a few hundred left unused are a tenth of the context: refilled,
+    though fewer than min-useful-budget (500)."""
+    keyword = filling("simple-keyword")
+    leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
+    sparse = StubStrategy(  # finds two thirds of its share
+        "simple-keyword", 0.7, quality=0.3, fragments=lambda budget: keyword(budget * 2 // 3)
+    )
+    pipeline, _ = spied_pipeline([leader, sparse])
+    context = pipeline.assemble(make_request(), BackendSet(), 3000)
+
+    (_, first), (_, second) = leader.calls
+    assert 300 <= second - first < 500
+    assert exact_total(context) <= 3000
+    preamble = exact_total(context) - context.total_tokens
+    assert context.total_tokens > 0.95 * (3000 - preamble)
+
+
 def test_no_refill_for_a_lone_strategy_or_a_leader_that_left_its_share_unused() -> None:
     """Giving more tokens to a strategy that did not use its own share is pointless."""
     alone = StubStrategy("arce", 0.9, quality=0.95, fragments=fragments(2))
