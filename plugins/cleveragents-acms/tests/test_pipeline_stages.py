@@ -730,6 +730,27 @@ def test_preamble_lists_strategies_resources_and_structure() -> None:
     assert "simple-keyword" in preamble
     assert "config.py (d9): Config" in preamble
     assert RESOURCE_B in preamble
+    assert "3 fragments, 6 tokens (42% of budget) from 3 files in 2 resources." in preamble
+    alone = ProvenancePreambleGenerator().generate(fragments[:1], ["arce"], 0.1, 200)
+    assert (
+        alone is not None
+        and "1 fragment, 2 tokens (10% of budget) from 1 file in 1 resource." in alone
+    )
+
+
+def test_preamble_counts_a_files_imports_instead_of_naming_them() -> None:
+    """``import.os``, ``import.os~2`` … say nothing a count does not; symbols come first."""
+    imports = [
+        located(f"import.m{i}", "ctx.py", i + 1, metadata={"uko_type": "uko-py:Import"})
+        for i in range(11)
+    ]
+    use = located("import.std", "lib.rs", 1, metadata={"uko_type": "uko-rs:Use"})
+    function = located("match_request", "ctx.py", 40, metadata={"uko_type": "uko-py:Method"})
+    preamble = ProvenancePreambleGenerator().generate([*imports, function, use], ["arce"], 0.5, 300)
+    assert preamble is not None
+    assert "ctx.py (d9): match_request, 11 imports" in preamble
+    assert "lib.rs (d9): 1 import" in preamble
+    assert "import.m" not in preamble
 
 
 def test_preamble_fits_max_tokens_by_the_real_tokenizer() -> None:

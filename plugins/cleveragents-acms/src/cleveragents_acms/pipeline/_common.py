@@ -17,6 +17,7 @@ __all__ = [
     "default_setting",
     "file_of",
     "focus_distance",
+    "is_import",
     "note",
     "parent_of",
     "plan_attr",
@@ -109,6 +110,15 @@ def plan_attr(plan_context: object, name: str) -> Any:
 
 
 # -- node URIs: ``<base>/<resource>/<path>#<qualname>`` -------------------------------
+
+
+#: Local names of the node types of import statements (``uko-py:Import``, ``uko-rs:Use`` …).
+IMPORT_TYPES = frozenset({"Import", "Use"})
+
+
+def is_import(uko_type: str) -> bool:
+    """True for the node type of an import statement, in any language's vocabulary."""
+    return uko_type.rsplit(":", 1)[-1].rsplit("#", 1)[-1] in IMPORT_TYPES
 
 
 def file_of(uri: str) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from cleveragents.models.context import ContextFragment
-from cleveragents_acms.pipeline._common import count_tokens, setting
+from cleveragents_acms.pipeline._common import count_tokens, is_import, setting
 
 __all__ = ["PreambleBuilder", "ProvenancePreambleGenerator"]
 
@@ -80,11 +80,13 @@ class ProvenancePreambleGenerator:
         resources = Counter(f.provenance.resource_id for f in fragments)
         tokens = sum(f.token_count for f in fragments)
         summary = (
-            f"Context: {len(fragments)} fragments, {tokens} tokens "
-            f"({budget_used:.0%} of budget) from {len(files)} files in "
-            f"{len(resources)} resources."
+            f"Context: {_count(len(fragments), 'fragment')}, {tokens} tokens "
+            f"({budget_used:.0%} of budget) from {_count(len(files), 'file')} in "
+            f"{_count(len(resources), 'resource')}."
         )
-        if not builder.add(summary) and not builder.add(f"Context: {len(fragments)} fragments."):
+        if not builder.add(summary) and not builder.add(
+            f"Context: {_count(len(fragments), 'fragment')}."
+        ):
             return None
         if strategies_used:
             builder.add_list("Strategies:", [f"  - {name}" for name in strategies_used])
@@ -99,16 +101,28 @@ class ProvenancePreambleGenerator:
         return builder.build()
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _file_line(path: str, group: list[ContextFragment]) -> str:
-    """``  - app.py (d9): Config, Config.load, main`` — the symbols included from one file."""
+    """``  - app.py (d9): Config, Config.load, main, 3 imports`` — the symbols included from
+    one file; its import statements are counted, not named (``import.os``, ``import.os~2``)."""
     depths = "/".join(str(d) for d in sorted({f.detail_depth for f in group}, reverse=True))
     symbols = []
+    imports = 0
     for fragment in group:
+        if is_import(fragment.metadata.get("uko_type", "")):
+            imports += 1
+            continue
         _, sep, qualname = fragment.uko_node.partition("#")
         name = unquote(qualname)
         if sep and name and name not in symbols:
             symbols.append(name)
-    shown = ", ".join(symbols[:_MAX_SYMBOLS_PER_FILE])
+    listed = symbols[:_MAX_SYMBOLS_PER_FILE]
     if len(symbols) > _MAX_SYMBOLS_PER_FILE:
-        shown += f", +{len(symbols) - _MAX_SYMBOLS_PER_FILE}"
+        listed.append(f"+{len(symbols) - _MAX_SYMBOLS_PER_FILE}")
+    if imports:
+        listed.append(_count(imports, "import"))
+    shown = ", ".join(listed)
     return f"  - {path or '?'} (d{depths})" + (f": {shown}" if shown else "")

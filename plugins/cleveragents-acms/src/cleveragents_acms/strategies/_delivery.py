@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
+from cleveragents_acms.pipeline._common import is_import
 from cleveragents_acms.strategies._anchors import path_candidates
 from cleveragents_acms.strategies._graph import DEPENDS_ON
 from cleveragents_acms.strategies._support import (
@@ -169,7 +170,7 @@ class Delivery:
                 units.extend(
                     _Unit(uri, file_uri, p * _IMPORT_VALUE, DEPTH_FULL, "node")
                     for uri in members[file_uri]
-                    if uri in nodes and _is_import(nodes[uri].uko_type)
+                    if uri in nodes and is_import(nodes[uri].uko_type)
                 )
         _hedge(units, ranked)
         return self._take(units, ranked, probability, nodes)
@@ -217,7 +218,7 @@ class Delivery:
         at often fails in what it calls, so a callee gets at least
         ``_CALLEE_SHARE`` of its best caller's share (two levels down).
         """
-        candidates = [u for u in members if u in nodes and not _is_import(nodes[u].uko_type)]
+        candidates = [u for u in members if u in nodes and not is_import(nodes[u].uko_type)]
         lexical = normalise({u: local.score(nodes[u]) for u in candidates})
         combined = {
             uri: 0.5 * node_scores.get(uri, 0.0) + 0.5 * lexical.get(uri, 0.0) for uri in candidates
@@ -433,10 +434,6 @@ def _frame_floors(analysis: QueryAnalysis) -> dict[str, list[tuple[frozenset[str
         floor = max(_FRAME_FLOOR_MIN, 1.0 - _FRAME_FLOOR_STEP * depth)
         floors[function].append((frozenset(path_candidates(path)), floor))
     return floors
-
-
-def _is_import(uko_type: str) -> bool:
-    return uko_type.rsplit(":", 1)[-1] == "Import"
 
 
 def _inside(uri: str, container: str) -> bool:
