@@ -107,6 +107,35 @@ def test_refresh_analyses_only_changed_files(service: RepoIndexingService, corpu
     assert hits and hits[0].metadata.get("path") == "cleveragents/paths.py"
 
 
+def test_nodes_let_go_of_their_renderings_keep_their_fingerprints(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """Pooled runs take each node's fingerprint hash as the file arrives and let its deep
+    renderings go: the fingerprints equal those of whole nodes (a serial run's), so a
+    forced pooled run over the same files revises nothing, and full sources are kept."""
+    serial = RepoIndexingService(service.database, service.registry, service.config, workers=1)
+    first = serial.index_resource(RESOURCE_A, corpus, project="demo")
+    again = service.index_resource(RESOURCE_A, corpus, project="demo", force=True)
+    assert again.run is not None and first.run is not None
+    assert again.run.files_analyzed == first.run.files_analyzed > 64  # the pool was used
+    assert (again.run.nodes_added, again.run.nodes_revised) == (0, 0)
+    assert again.run.nodes_unchanged == first.metadata.node_count
+
+    service.index_resource(RESOURCE_B, corpus, project="fresh")  # pooled from the start
+    index = ProjectIndex.open("fresh", service.registry, service.config, create=False)
+    try:
+        module = next(
+            n
+            for n in index.nodes.iter_current([RESOURCE_B])
+            if n.path == "cleveragents/plugins.py" and n.parent is None
+        )
+    finally:
+        index.close()
+    source = (corpus / "cleveragents" / "plugins.py").read_text()
+    assert module.rendering(9).strip() == source.strip()
+    assert module.rendering(6) and module.rendering(6) != module.rendering(9)
+
+
 def test_touch_without_change_is_not_reanalysed(service: RepoIndexingService, corpus: Path) -> None:
     """A new mtime with the same content only updates the stored mtime."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

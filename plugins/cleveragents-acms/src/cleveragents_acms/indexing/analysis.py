@@ -89,6 +89,9 @@ class FileAnalysis:
     vectors_from: str | None = None
     #: Node URI -> node-store blobs, when computed in a worker.
     store_blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    #: Per node, in order: its fingerprint's hash of all but the edges, when the indexer
+    #: took it to let the deep renderings go (see ``store.content_digest``).
+    content_digests: list[Any] | None = None
 
 
 _ANALYZERS: list[Any] = []

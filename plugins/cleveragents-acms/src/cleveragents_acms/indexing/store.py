@@ -18,10 +18,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from cleveragents.models.uko import UKONode
 
-__all__ = ["NodeStore", "StoredNode", "node_blobs", "node_fingerprint"]
+__all__ = ["NodeStore", "StoredNode", "content_digest", "node_blobs", "node_fingerprint"]
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -58,8 +59,9 @@ _COLUMNS = (
 )
 
 
-def node_fingerprint(node: UKONode) -> str:
-    """Hash of what a node says: unchanged fingerprint means no new revision."""
+def content_digest(node: UKONode) -> Any:
+    """The fingerprint's hash of all a node says but its edges (which name resolution may
+    still rewrite): taken early, it lets the renderings go before the edges are known."""
     digest = hashlib.blake2b(digest_size=16)
     for part in (node.uko_type, node.name, node.parent or "", str(node.end_line - node.start_line)):
         digest.update(part.encode())
@@ -67,6 +69,15 @@ def node_fingerprint(node: UKONode) -> str:
     for depth in sorted(node.renderings):
         digest.update(f"{depth}:".encode())
         digest.update(node.renderings[depth].encode())
+    return digest
+
+
+def node_fingerprint(node: UKONode, content: Any = None) -> str:
+    """Hash of what a node says: unchanged fingerprint means no new revision.
+
+    ``content`` is the node's :func:`content_digest`, if taken before (left unchanged).
+    """
+    digest = content.copy() if content is not None else content_digest(node)
     digest.update(json.dumps(sorted(node.edges)).encode())
     return digest.hexdigest()
 
