@@ -7,12 +7,13 @@ to a child process (RocksDB allows one writer, so the parent lets go of it),
 streams it TriG through a pipe from a sender thread, and takes the store
 back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes the text
 index, node store and vectors. The child reads the chunks as one stream, for
-a single bulk load: one load per chunk (or per 32 MB of them) wrote a set of
-index files each time, and the store took 1.8 times the disk (Django's graph:
-379 MB, against 214 MB from one load). The price is memory: pyoxigraph's
-loader sorts up to a million quads per thread at a time, so the child peaks
-at about 2 GB on a 10k-file corpus (1.2 GB on Django alone, 0.16 GB when it
-loaded chunk by chunk); that bound does not grow with the corpus, and a
+a single bulk load: one load per chunk writes a set of index files each time.
+On the 10k-file benchmark the single load leaves less to do at the end (the
+wait for it: 7-8 s, against 10 s chunk by chunk) and a smaller store until
+RocksDB next compacts it (Django's: 182 MB against 344 MB; both 372 MB once
+compacted). The price is memory: pyoxigraph's loader sorts up to a million
+quads per thread at a time, so the child peaks at about 1.8 GB on that corpus
+(0.14 GB chunk by chunk); that bound does not grow with the corpus, and a
 machine with less than 4 GB free gets the chunk-by-chunk load. Like the
 in-process bulk loader, the load is not transactional: the indexer's
 fresh-resource check repairs a partial one.
@@ -41,7 +42,7 @@ __all__ = ["BackgroundLoad"]
 #: Each chunk goes down the child's stdin as an 8-byte length and the bytes; 0 ends.
 _LENGTH = struct.Struct("<Q")
 #: Memory the machine must have free for one bulk load of every chunk (the loader's
-#: peak is about 2 GB); with less, each chunk is loaded on its own (0.2 GB, more disk).
+#: peak is about 2 GB); with less, each chunk is loaded on its own (0.2 GB, a slower end).
 _ONE_LOAD_MEMORY = 4 << 30
 
 
