@@ -202,7 +202,7 @@ def _property_iri(key: str) -> str | None:
     A key with a prefix (``uko-doc:wordCount``) is written as it says, a bare key
     as its vocabulary term. Any other bare key is the analyzer's own bookkeeping
     (``kind``, ``fqname``, ``module`` …): it stays with the node in the node store,
-    and the graph holds vocabulary terms only; a quarter fewer quads to load.
+    and the graph holds vocabulary terms only (an eighth fewer quads to load).
     """
     curie = PROPERTY_CURIES.get(key)
     if curie is not None:

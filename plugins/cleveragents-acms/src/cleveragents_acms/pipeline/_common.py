@@ -23,6 +23,7 @@ __all__ = [
     "plan_attr",
     "setting",
     "tokenizer_truncate",
+    "type_name",
 ]
 
 log = get_logger("cleveragents_acms.pipeline")
@@ -116,9 +117,14 @@ def plan_attr(plan_context: object, name: str) -> Any:
 IMPORT_TYPES = frozenset({"Import", "Use"})
 
 
+def type_name(uko_type: str) -> str:
+    """A node type's local name, whatever its vocabulary: ``uko-py:Import`` -> ``Import``."""
+    return uko_type.rsplit(":", 1)[-1].rsplit("#", 1)[-1]
+
+
 def is_import(uko_type: str) -> bool:
     """True for the node type of an import statement, in any language's vocabulary."""
-    return uko_type.rsplit(":", 1)[-1].rsplit("#", 1)[-1] in IMPORT_TYPES
+    return type_name(uko_type) in IMPORT_TYPES
 
 
 def file_of(uri: str) -> str:

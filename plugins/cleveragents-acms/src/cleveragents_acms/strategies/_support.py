@@ -24,7 +24,7 @@ from cleveragents.models.uko import (
     DEPTH_OUTLINE,
     DEPTH_SIGNATURES,
 )
-from cleveragents_acms.pipeline._common import count_tokens, file_of, log
+from cleveragents_acms.pipeline._common import count_tokens, file_of, log, type_name
 
 if TYPE_CHECKING:
     from cleveragents.models.uko import UKONode
@@ -74,16 +74,12 @@ CONTAINER_TYPES = frozenset(
 )
 
 
-def _local(uko_type: str) -> str:
-    return uko_type.rsplit(":", 1)[-1].rsplit("#", 1)[-1]
-
-
 def is_callable(uko_type: str) -> bool:
-    return _local(uko_type) in CALLABLE_TYPES
+    return type_name(uko_type) in CALLABLE_TYPES
 
 
 def is_container(uko_type: str) -> bool:
-    return _local(uko_type) in CONTAINER_TYPES
+    return type_name(uko_type) in CONTAINER_TYPES
 
 
 def is_test_path(path: str) -> bool:
