@@ -122,6 +122,9 @@ from cleveragents_acms.backends._rdf import (
     revision_iri,
 )
 
+#: Allocators the background loader's process can run with.
+LOADER_ALLOCATORS = ("mimalloc", "system")
+
 
 class OxigraphGraphBackend:
     """GraphBackend + GraphIndexBackend over a pyoxigraph store at ``location``.
@@ -133,6 +136,9 @@ class OxigraphGraphBackend:
         (``context.tiers.warm.retention-hours``).
     :param read_only: open without taking the store's lock (for readers while no
         other process writes; writes then raise ConfigurationError).
+    :param loader_allocator: the memory allocator of the background loader's process:
+        ``"mimalloc"`` (preloaded when the ``cmeel-mimalloc`` wheel is installed, on
+        Linux; see ``graph_loader``) or ``"system"``.
     """
 
     def __init__(
@@ -142,7 +148,14 @@ class OxigraphGraphBackend:
         bulk_threshold: int = 20_000,
         recent_window_hours: float = 24.0,
         read_only: bool = False,
+        loader_allocator: str = "mimalloc",
     ) -> None:
+        if loader_allocator not in LOADER_ALLOCATORS:
+            raise ConfigurationError(
+                f"unknown loader_allocator {loader_allocator!r} "
+                f"(available: {', '.join(LOADER_ALLOCATORS)})"
+            )
+        self.loader_allocator = loader_allocator
         self.location = Path(location)
         self.location.mkdir(parents=True, exist_ok=True)
         self._bulk_threshold = bulk_threshold
