@@ -162,3 +162,19 @@ def test_the_system_allocator_on_request_or_when_the_user_preloads_another(
     assert graph_loader.loader_environment("mimalloc") is None  # theirs is left alone
     with pytest.raises(ConfigurationError, match="available: mimalloc, system"):
         OxigraphGraphBackend(tmp_path / "other", loader_allocator="tcmalloc")
+
+
+def test_a_library_path_ld_preload_cannot_carry_is_not_preloaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``LD_PRELOAD`` splits at spaces and colons: a virtual environment under
+    ``My Projects/`` keeps the system allocator rather than a broken preload."""
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    monkeypatch.setattr(
+        graph_loader, "mimalloc_library", lambda: Path("/My Projects/libmimalloc.so")
+    )
+    assert graph_loader.loader_environment("mimalloc") is None
+    monkeypatch.setattr(graph_loader, "mimalloc_library", lambda: Path("/venv/libmimalloc.so"))
+    environment = graph_loader.loader_environment("mimalloc")
+    if sys.platform.startswith("linux"):
+        assert environment is not None and environment["LD_PRELOAD"] == "/venv/libmimalloc.so"
