@@ -50,6 +50,7 @@ import time
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 SDISTS = ("django==5.1.4", "sympy==1.13.3")
 WHEELS = ("pandas==2.2.3", "scikit-learn==1.5.2", "astropy==5.2.2")
@@ -105,10 +106,8 @@ def cpu_seconds() -> float:
     )
 
 
-def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, float]:
-    """The peer, then a cold index of the cached corpus into a fresh home (it reads the
-    files only): what ``--cold-runs`` repeats, one process per run."""
-    work = Path(tempfile.mkdtemp(prefix="ca-bench-"))
+def open_service(work: Path, *, without_vectors: bool) -> tuple[Any, Any, Any]:
+    """``(host, database, indexing service)`` with their home in ``work``."""
     os.environ["CLEVERAGENTS_HOME"] = str(work / "home")
     from cleveragents.config import load_config
     from cleveragents.plugins import PluginHost
@@ -117,7 +116,14 @@ def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, float]:
 
     host = PluginHost.load(["no:faiss"] if without_vectors else [])
     database = Database.for_sqlite_file(work / "home" / "cleveragents.db")
-    service = RepoIndexingService(database, host.registry, load_config(cwd=work))
+    return host, database, RepoIndexingService(database, host.registry, load_config(cwd=work))
+
+
+def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, float]:
+    """The peer, then a cold index of the cached corpus into a fresh home (it reads the
+    files only): what ``--cold-runs`` repeats, one process per run."""
+    work = Path(tempfile.mkdtemp(prefix="ca-bench-"))
+    _, database, service = open_service(work, without_vectors=without_vectors)
     try:
         parse_s, _ = parse_only_seconds(corpus)
         cpu_before = cpu_seconds()
@@ -181,21 +187,14 @@ def main() -> None:
         print(json.dumps(cold_only(corpus, without_vectors=args.without_vectors)))
         return
     work = Path(tempfile.mkdtemp(prefix="ca-bench-"))
-    os.environ["CLEVERAGENTS_HOME"] = str(work / "home")
-
+    host, database, service = open_service(work, without_vectors=args.without_vectors)
     from cleveragents.config import load_config
-    from cleveragents.plugins import PluginHost
-    from cleveragents.storage.database import Database
     from cleveragents_acms.indexing.project_index import ProjectIndex
-    from cleveragents_acms.indexing.service import RepoIndexingService
 
     # Index a private copy, so the one-file change does not touch the cache.
     root = work / "corpus"
     shutil.copytree(corpus, root, symlinks=True)
     total_files = sum(1 for p in root.rglob("*") if p.is_file())
-    host = PluginHost.load(["no:faiss"] if args.without_vectors else [])
-    database = Database.for_sqlite_file(work / "home" / "cleveragents.db")
-    service = RepoIndexingService(database, host.registry, load_config(cwd=work))
     results: dict[str, object] = {
         "corpus_files": total_files,
         "corpus": [*SDISTS, *WHEELS],
