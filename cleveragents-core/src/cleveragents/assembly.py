@@ -45,6 +45,11 @@ class AssemblyServices:
     notes: list[str] = field(default_factory=list)
     #: Fragments the budget packer left out or re-rendered shallower, for ``dropped``.
     dropped: list[DroppedFragment] = field(default_factory=list)
+    #: Nodes a strategy wanted but could not fit in its share of the budget (at the depth
+    #: recorded). Strategies fill their share themselves, so the packer rarely has
+    #: anything to drop: these are what the budget left out. The pipeline lists in
+    #: ``dropped`` the ones the final context does not hold at that depth.
+    left_out: list[DroppedFragment] = field(default_factory=list)
     #: What a stage worked out that a later call in the same assembly may reuse (a
     #: strategy asked again for a larger budget keeps its retrieval), by the stage's key.
     memo: dict[Any, Any] = field(default_factory=dict)

@@ -88,6 +88,26 @@ def test_dropped_fragments_are_listed_and_expandable(ctx_service: Any) -> None:
         ctx_service.expand(left_out.uko_node + "-missing", project="demo")
 
 
+@pytest.mark.parametrize("strategy", ["arce", "simple-keyword", "breadth-depth-navigator"])
+def test_what_a_real_strategy_left_out_is_listed(ctx_service: Any, strategy: str) -> None:
+    """Real strategies fill their share themselves (the packer has nothing to drop): what
+    they wanted but could not fit is listed, is not in the context at that depth, and
+    expands."""
+    context = ctx_service.assemble(
+        request(preferred_strategies=(strategy,)), project="demo", budget=600
+    )
+    assert context.fragments and context.dropped
+    delivered = {f.uko_node: f.detail_depth for f in context.fragments}
+    for left in context.dropped:
+        assert left.reason.startswith("did not fit ") and "'s share (" in left.reason
+        assert delivered.get(left.uko_node, -1) < left.detail_depth
+        assert left.delivered_depth == delivered.get(left.uko_node)
+    assert any(strategy in d.reason for d in context.dropped)
+    first = context.dropped[0]
+    expanded = ctx_service.expand(first.uko_node, project="demo", depth=first.detail_depth)
+    assert expanded.uko_node == first.uko_node and expanded.provenance.path == first.path
+
+
 def test_history_records_each_assembly(ctx_service: Any) -> None:
     """Each assembly is recorded with its stages, strategies, fragments and dropped list."""
     outcome = ctx_service.run(request(), project="demo", budget=900)

@@ -378,3 +378,46 @@ def test_a_leader_that_fails_on_the_refill_keeps_its_first_fragments() -> None:
     assert {f.uko_node for f in first} <= {f.uko_node for f in context.fragments}
     assert any("arce" in note and "RuntimeError" in note for note in context.notes)
     assert exact_total(context) <= 8000
+
+
+def test_what_a_strategy_could_not_fit_is_listed_unless_delivered() -> None:
+    """A strategy fills its own share, so the packer drops nothing: the nodes it recorded
+    as left out (``assembly.current().left_out``) are the ``dropped`` list, less those the
+    context holds at that depth or inside a node delivered whole, in the strategy's order."""
+    from cleveragents import assembly
+    from cleveragents.models.context import DroppedFragment
+
+    whole = make_fragment(f"{BASE}/pkg/whole.py", source("w", 3), path="pkg/whole.py")
+    outline = make_fragment(
+        f"{BASE}/pkg/m.py#Shallow", "class Shallow: ...", path="pkg/m.py", depth=4
+    )
+    deep = make_fragment(f"{BASE}/pkg/m.py#deep", source("deep", 3), path="pkg/m.py")
+
+    def produce(budget: int) -> list[ContextFragment]:
+        services = assembly.current()
+        assert services is not None
+        for uri, path in [
+            (f"{BASE}/pkg/m.py#missing", "pkg/m.py"),  # not delivered at all
+            (f"{BASE}/pkg/m.py#Shallow", "pkg/m.py"),  # delivered at 4, wanted at 9
+            (f"{BASE}/pkg/m.py#deep", "pkg/m.py"),  # delivered in full later on
+            (f"{BASE}/pkg/whole.py#inner", "pkg/whole.py"),  # inside a file delivered whole
+            (f"{BASE}/pkg/m.py#missing", "pkg/m.py"),  # recorded twice, listed once
+        ]:
+            services.left_out.append(
+                DroppedFragment(uko_node=uri, path=path, detail_depth=9, reason="no room")
+            )
+        return [whole, outline, deep]
+
+    strategy = StubStrategy("simple-keyword", 0.9, fragments=produce)
+    context = ContextAssemblyPipeline(None, [strategy], tokenizer=CL100K).assemble(
+        make_request(), BackendSet(), 4000
+    )
+    assert {f.uko_node for f in context.fragments} == {
+        whole.uko_node,
+        outline.uko_node,
+        deep.uko_node,
+    }
+    listed = [
+        (d.uko_node.rsplit("#", 1)[1], d.detail_depth, d.delivered_depth) for d in context.dropped
+    ]
+    assert listed == [("missing", 9, None), ("Shallow", 9, 4)]

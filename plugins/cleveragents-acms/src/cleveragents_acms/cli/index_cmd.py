@@ -49,6 +49,7 @@ def _summary(resource: Any, result: Any) -> str:
         if run.skipped_reasons:
             ranked = sorted(run.skipped_reasons.items(), key=lambda item: -item[1])
             parts.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in ranked))
+            parts.extend(_surprising_skips(run.skipped))
         over = run.skipped_reasons.get(SkipReason.TOTAL_SIZE)
         if over:
             parts.append(
@@ -61,6 +62,28 @@ def _summary(resource: Any, result: Any) -> str:
                 f"{run.errors[0][1]} (see `cleveragents index status --json`)"
             )
     return "\n".join(parts)
+
+
+#: Skips a user expects (ignored, tool folders, images …) are only counted; these are
+#: named, since a source file may be among them.
+_NAMED_SKIPS = ("generated", "minified", "too-large", "unreadable", "symlink", "not-a-regular")
+_NAMED_PER_REASON = 3
+
+
+def _surprising_skips(skipped: list[tuple[str, str]]) -> list[str]:
+    """``    generated: a.py, b.py … and 4 more`` lines for the skips worth a look."""
+    by_reason: dict[str, list[str]] = {}
+    for path, reason in skipped:
+        kind = reason.split(":", 1)[0]
+        if kind.startswith(_NAMED_SKIPS):
+            by_reason.setdefault(kind, []).append(path)
+    lines = []
+    for kind, paths in sorted(by_reason.items()):
+        shown = ", ".join(paths[:_NAMED_PER_REASON])
+        more = len(paths) - _NAMED_PER_REASON
+        tail = f" and {more} more (all in --json: run.skipped)" if more > 0 else ""
+        lines.append(f"    {kind}: {shown}{tail}")
+    return lines
 
 
 @index.command("build", hidden=True)

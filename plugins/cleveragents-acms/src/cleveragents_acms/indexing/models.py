@@ -58,6 +58,9 @@ class IndexRun:
     files_skipped: int = 0
     #: Skipped files per reason (``binary``, ``total-size-limit`` …).
     skipped_reasons: dict[str, int] = field(default_factory=dict)
+    #: Every file or folder left out, as ``(relative path, reason)``: folders (``.git/``,
+    #: what ``.gitignore`` ignores) are one entry each, not one per file inside.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
     nodes_added: int = 0
     nodes_revised: int = 0
     nodes_retired: int = 0
@@ -75,6 +78,7 @@ class IndexRun:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["errors"] = [{"path": p, "error": e} for p, e in self.errors]
+        data["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
         return data
 
 

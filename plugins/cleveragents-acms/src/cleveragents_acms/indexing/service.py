@@ -413,6 +413,7 @@ class RepoIndexingService:
             )
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
         run.skipped_reasons = discovery.reasons()
+        run.skipped = [(s.relative, s.reason) for s in discovery.skipped]
         seen = {f.relative for f in discovery.files}
         removed = sorted(set(known) - seen)
         # unchanged by size and mtime: not read at all (the rule discovery trusts too)

@@ -17,6 +17,11 @@ tokens the fragments left over and truncated if it overruns, and a last
 check drops fragments rather than ever return
 ``total_tokens + preamble_tokens > available``.
 
+``dropped`` lists what the packer left out or re-rendered shallower, then
+what strategies wanted but could not fit in their share (``left_out`` of the
+assembly's services) and the final context does not hold at that depth, in
+the strategies' order of value, :data:`MAX_LEFT_OUT` of them at most.
+
 A stage component that raises or breaks its contract (wrong type, over its
 budget, an ordering that is not a permutation) is logged, replaced by the
 built-in default of its slot for this assembly, and reported in ``notes``.
@@ -38,10 +43,19 @@ from cleveragents.models.context import (
     ContextBudget,
     ContextFragment,
     ContextRequest,
+    DroppedFragment,
     ScoredFragment,
 )
+from cleveragents.models.uko import DEPTH_FULL
 from cleveragents.protocols.backends import BackendSet
-from cleveragents_acms.pipeline._common import log, note, plan_attr, setting, tokenizer_truncate
+from cleveragents_acms.pipeline._common import (
+    ancestors,
+    log,
+    note,
+    plan_attr,
+    setting,
+    tokenizer_truncate,
+)
 from cleveragents_acms.pipeline.config import PipelineConfig, default_pipeline_config
 from cleveragents_acms.pipeline.defaults import default_component
 
@@ -51,7 +65,10 @@ if TYPE_CHECKING:
     from cleveragents.protocols.text import Tokenizer
     from cleveragents.protocols.uko import DetailLevelMapRegistry
 
-__all__ = ["PREAMBLE_SHARE", "ContextAssemblyPipeline", "StageFailure"]
+__all__ = ["MAX_LEFT_OUT", "PREAMBLE_SHARE", "ContextAssemblyPipeline", "StageFailure"]
+
+#: What strategies could not fit is listed in ``dropped`` up to this many nodes.
+MAX_LEFT_OUT = 50
 
 #: At most this share of the budget is held back for the preamble before packing.
 PREAMBLE_SHARE = 0.10
@@ -306,7 +323,7 @@ class ContextAssemblyPipeline:
             preamble=preamble,
             preamble_tokens=preamble_tokens,
             provenance_map=_provenance_map(final, scored),
-            dropped=tuple(services.dropped),
+            dropped=_dropped(services, final),
             notes=tuple(dict.fromkeys(services.notes)),
         )
 
@@ -620,6 +637,31 @@ def _skeleton(budget: int, counts: _ExactCounts) -> Check:
         return None
 
     return check
+
+
+def _dropped(
+    services: AssemblyServices, final: Sequence[ContextFragment]
+) -> tuple[DroppedFragment, ...]:
+    """The packer's drops, then the strategies' left-outs the final context lacks."""
+    delivered = {f.uko_node: f.detail_depth for f in final}
+    whole = {uri for uri, depth in delivered.items() if depth >= DEPTH_FULL}
+    listed = {d.uko_node for d in services.dropped}
+    out = list(services.dropped)
+    added = 0
+    for record in services.left_out:
+        if added >= MAX_LEFT_OUT:
+            break
+        if record.uko_node in listed or any(a in whole for a in ancestors(record.uko_node)):
+            continue
+        depth = delivered.get(record.uko_node)
+        if depth is not None and depth >= record.detail_depth:
+            continue
+        listed.add(record.uko_node)
+        added += 1
+        out.append(
+            record if depth is None else record.model_copy(update={"delivered_depth": depth})
+        )
+    return tuple(out)
 
 
 def _provenance_map(

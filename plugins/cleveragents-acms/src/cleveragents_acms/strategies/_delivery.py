@@ -269,9 +269,13 @@ class Delivery:
         keep: int,
     ) -> None:
         filler = self.filler
-        for unit in units:
+        for index, unit in enumerate(units):
             room = filler.remaining - keep
             if room < 10:
+                if not keep:  # the last pass: the units not reached are what the budget left out
+                    for rest in units[index:]:
+                        if rest.file not in state.whole and rest.uri not in filler:
+                            filler.left_out(rest.uri, rest.depth, node=nodes.get(rest.uri))
                 break
             if unit.file in state.whole or unit.uri in filler:
                 continue

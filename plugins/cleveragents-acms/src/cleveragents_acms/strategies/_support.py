@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cleveragents import assembly
 from cleveragents.config import DEFAULTS
 from cleveragents.errors import ValidationError
-from cleveragents.models.context import ContextFragment, ContextRequest, FragmentProvenance
+from cleveragents.models.context import (
+    ContextFragment,
+    ContextRequest,
+    DroppedFragment,
+    FragmentProvenance,
+)
 from cleveragents.models.uko import (
     DEPTH_FULL,
     DEPTH_MEMBERS,
@@ -64,6 +69,8 @@ RENDER_DEPTHS: tuple[int, ...] = (
 
 #: No tokenizer packs more characters than this into one token of source text.
 _MAX_CHARS_PER_TOKEN = 8
+#: Offers that did not fit recorded per strategy and assembly, best first.
+LEFT_OUT_PER_STRATEGY = 100
 #: Local names (after the prefix) of node types that hold executable code.
 CALLABLE_TYPES = frozenset(
     {"Function", "AsyncFunction", "Method", "Property", "TestFunction", "Constructor", "Callable"}
@@ -275,7 +282,10 @@ class BudgetFiller:
     """Collects fragments, one per node, without ever exceeding ``budget`` tokens.
 
     Each offer tries the node at a list of depths, deepest first, and keeps the
-    first rendering that fits what is left.
+    first rendering that fits what is left. An offer that does not fit at its
+    deepest depth is recorded for the assembly's ``dropped`` list (the first
+    :data:`LEFT_OUT_PER_STRATEGY`; offers come best first): it is what this
+    strategy's share of the budget left out.
     """
 
     backends: BackendSet
@@ -285,6 +295,7 @@ class BudgetFiller:
     used: int = 0
     _nodes: set[str] = field(default_factory=set)
     _cache: dict[tuple[str, int], ContextFragment | None] = field(default_factory=dict)
+    _left_out: set[str] = field(default_factory=set)
 
     @property
     def remaining(self) -> int:
@@ -331,12 +342,17 @@ class BudgetFiller:
         With the ``node`` at hand, renderings that cannot fit (judged by their
         length) are not rendered at all.
         """
-        if uri in self._nodes or self.remaining <= 0:
+        if uri in self._nodes:
             return None
         room = self.remaining if limit is None else min(self.remaining, limit)
+        if room <= 0:
+            self.left_out(uri, max(depths, default=DEPTH_FULL), node=node, hit=hit, room=room)
+            return None
         tried: set[int] = set()
+        too_large = False
         for depth in depths:
             if node is not None and len(node.rendering(depth)) > room * _MAX_CHARS_PER_TOKEN:
+                too_large = True
                 continue
             fragment = self.render(uri, depth, hit)
             if fragment is None:
@@ -347,8 +363,45 @@ class BudgetFiller:
                 continue
             tried.add(fragment.detail_depth)
             if 0 < fragment.token_count <= room and fragment.content.strip():
+                if fragment.detail_depth < max(depths) and (too_large or len(tried) > 1):
+                    self.left_out(uri, max(depths), node=node, hit=hit, room=room)
                 return self.add(fragment, relevance, metadata)
+            too_large = too_large or fragment.token_count > room
+        if too_large:
+            self.left_out(uri, max(depths), node=node, hit=hit, room=room)
         return None
+
+    def left_out(
+        self,
+        uri: str,
+        depth: int,
+        *,
+        node: UKONode | None = None,
+        hit: Hit | None = None,
+        room: int | None = None,
+    ) -> None:
+        """Record that ``uri`` at ``depth`` did not fit (see the class docstring)."""
+        from cleveragents_acms.strategies._graph import path_of  # _graph imports this module
+
+        services = assembly.current()
+        if services is None or uri in self._left_out:
+            return
+        if len(self._left_out) >= LEFT_OUT_PER_STRATEGY:
+            return
+        path = node.path if node is not None else hit.path if hit is not None else ""
+        path = path or path_of(uri)
+        if not path:
+            return
+        self._left_out.add(uri)
+        left = self.remaining if room is None else room
+        services.left_out.append(
+            DroppedFragment(
+                uko_node=uri,
+                path=path,
+                detail_depth=depth,
+                reason=f"did not fit {self.strategy}'s share ({left} of {self.budget} tokens left)",
+            )
+        )
 
     def add(
         self,
