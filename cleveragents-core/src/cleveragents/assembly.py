@@ -45,17 +45,23 @@ class AssemblyServices:
     notes: list[str] = field(default_factory=list)
     #: Fragments the budget packer left out or re-rendered shallower, for ``dropped``.
     dropped: list[DroppedFragment] = field(default_factory=list)
-    #: Nodes a strategy wanted but could not fit in its share of the budget (at the depth
-    #: recorded). Strategies fill their share themselves, so the packer rarely has
-    #: anything to drop: these are what the budget left out. The pipeline lists in
-    #: ``dropped`` the ones the final context does not hold at that depth.
-    left_out: list[DroppedFragment] = field(default_factory=list)
+    #: Nodes each strategy wanted but could not fit in its share of the budget (at the
+    #: depth recorded), by strategy name, best first (:meth:`leave_out`). Strategies fill
+    #: their share themselves, so the packer rarely has anything to drop: these are what
+    #: the budget left out. The pipeline lists in ``dropped`` the ones the final context
+    #: does not hold at that depth, strategy by strategy in the order they were ranked.
+    left_out: dict[str, list[DroppedFragment]] = field(default_factory=dict)
     #: What a stage worked out that a later call in the same assembly may reuse (a
     #: strategy asked again for a larger budget keeps its retrieval), by the stage's key.
     memo: dict[Any, Any] = field(default_factory=dict)
 
     def setting(self, stage: str, key: str, default: Any) -> Any:
         return self.settings.get(stage, {}).get(key, default)
+
+    def leave_out(self, strategy: str, fragment: DroppedFragment) -> None:
+        """Record that ``strategy`` wanted ``fragment`` but could not fit it (thread-safe:
+        strategies run in parallel, each appending to its own list)."""
+        self.left_out.setdefault(strategy, []).append(fragment)
 
     def count(self, text: str) -> int:
         """Tokens in ``text`` by the assembly's tokenizer (4 chars/token without one)."""

@@ -403,8 +403,9 @@ def test_what_a_strategy_could_not_fit_is_listed_unless_delivered() -> None:
             (f"{BASE}/pkg/whole.py#inner", "pkg/whole.py"),  # inside a file delivered whole
             (f"{BASE}/pkg/m.py#missing", "pkg/m.py"),  # recorded twice, listed once
         ]:
-            services.left_out.append(
-                DroppedFragment(uko_node=uri, path=path, detail_depth=9, reason="no room")
+            services.leave_out(
+                "simple-keyword",
+                DroppedFragment(uko_node=uri, path=path, detail_depth=9, reason="no room"),
             )
         return [whole, outline, deep]
 

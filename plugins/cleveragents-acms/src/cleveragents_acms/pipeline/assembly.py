@@ -323,7 +323,7 @@ class ContextAssemblyPipeline:
             preamble=preamble,
             preamble_tokens=preamble_tokens,
             provenance_map=_provenance_map(final, scored),
-            dropped=_dropped(services, final),
+            dropped=_dropped(services, final, strategies_used),
             notes=tuple(dict.fromkeys(services.notes)),
         )
 
@@ -640,15 +640,20 @@ def _skeleton(budget: int, counts: _ExactCounts) -> Check:
 
 
 def _dropped(
-    services: AssemblyServices, final: Sequence[ContextFragment]
+    services: AssemblyServices, final: Sequence[ContextFragment], ranked: Sequence[str]
 ) -> tuple[DroppedFragment, ...]:
-    """The packer's drops, then the strategies' left-outs the final context lacks."""
+    """The packer's drops, then the left-outs of the strategies (``ranked`` first, in that
+    order: they ran in parallel) that the final context lacks."""
     delivered = {f.uko_node: f.detail_depth for f in final}
     whole = {uri for uri, depth in delivered.items() if depth >= DEPTH_FULL}
     listed = {d.uko_node for d in services.dropped}
     out = list(services.dropped)
     added = 0
-    for record in services.left_out:
+    order = [
+        *(s for s in ranked if s in services.left_out),
+        *sorted(set(services.left_out) - set(ranked)),
+    ]
+    for record in (r for strategy in order for r in services.left_out[strategy]):
         if added >= MAX_LEFT_OUT:
             break
         if record.uko_node in listed or any(a in whole for a in ancestors(record.uko_node)):

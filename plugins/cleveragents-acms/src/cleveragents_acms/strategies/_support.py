@@ -384,7 +384,7 @@ class BudgetFiller:
         from cleveragents_acms.strategies._graph import path_of  # _graph imports this module
 
         services = assembly.current()
-        if services is None or uri in self._left_out:
+        if services is None or self.budget <= 0 or uri in self._left_out:
             return
         if len(self._left_out) >= LEFT_OUT_PER_STRATEGY:
             return
@@ -394,13 +394,14 @@ class BudgetFiller:
             return
         self._left_out.add(uri)
         left = self.remaining if room is None else room
-        services.left_out.append(
+        services.leave_out(
+            self.strategy,
             DroppedFragment(
                 uko_node=uri,
                 path=path,
                 detail_depth=depth,
                 reason=f"did not fit {self.strategy}'s share ({left} of {self.budget} tokens left)",
-            )
+            ),
         )
 
     def add(
