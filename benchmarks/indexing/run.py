@@ -119,7 +119,7 @@ def open_service(work: Path, *, without_vectors: bool) -> tuple[Any, Any, Any]:
     return host, database, RepoIndexingService(database, host.registry, load_config(cwd=work))
 
 
-def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, float]:
+def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, Any]:
     """The peer, then a cold index of the cached corpus into a fresh home (it reads the
     files only): what ``--cold-runs`` repeats, one process per run."""
     work = Path(tempfile.mkdtemp(prefix="ca-bench-"))
@@ -128,20 +128,23 @@ def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, float]:
         parse_s, _ = parse_only_seconds(corpus)
         cpu_before = cpu_seconds()
         start = time.perf_counter()
-        service.index_resource(RESOURCE_ID, corpus, project="bench", max_total_size=NO_LIMIT)
+        done = service.index_resource(
+            RESOURCE_ID, corpus, project="bench", max_total_size=NO_LIMIT
+        )
         cold_s = time.perf_counter() - start
         return {
             "seconds": round(cold_s, 2),
             "vs_parse_only": round(cold_s / parse_s, 1),
             "cpu_s": round(cpu_seconds() - cpu_before, 1),
             "peer_s": round(parse_s, 2),
+            "phases_s": done.run.phases if done.run else {},
         }
     finally:
         database.dispose()
         shutil.rmtree(work, ignore_errors=True)
 
 
-def cold_run_summary(results: dict[str, object]) -> dict[str, float]:
+def cold_run_summary(results: dict[str, object]) -> dict[str, Any]:
     """The first cold run's figures that every further run also measures."""
     cold, peer = results["cold"], results["peer_parse_only"]
     assert isinstance(cold, dict) and isinstance(peer, dict)
@@ -150,6 +153,7 @@ def cold_run_summary(results: dict[str, object]) -> dict[str, float]:
         "vs_parse_only": cold["vs_parse_only"],
         "cpu_s": cold["cpu_s"],
         "peer_s": peer["seconds"],
+        "phases_s": cold.get("phases_s", {}),
     }
 
 
@@ -298,7 +302,9 @@ def main() -> None:
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             runs.append(json.loads(done.stdout))
         results["cold_runs"] = runs
-        results["cold_median"] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        results["cold_median"] = {
+            key: statistics.median(r[key] for r in runs) for key in runs[0] if key != "phases_s"
+        }
     results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     shutil.rmtree(work, ignore_errors=True)
     if args.json:
