@@ -128,9 +128,7 @@ def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, Any]:
         parse_s, _ = parse_only_seconds(corpus)
         cpu_before = cpu_seconds()
         start = time.perf_counter()
-        done = service.index_resource(
-            RESOURCE_ID, corpus, project="bench", max_total_size=NO_LIMIT
-        )
+        done = service.index_resource(RESOURCE_ID, corpus, project="bench", max_total_size=NO_LIMIT)
         cold_s = time.perf_counter() - start
         return {
             "seconds": round(cold_s, 2),
