@@ -332,6 +332,46 @@ def test_changed_files_are_rerendered_or_flagged(ctx_service: Any, tmp_path: Pat
     assert any("no longer exists" in n for n in gone.notes)
 
 
+def test_an_earlier_version_expands_by_its_revision_iri(ctx_service: Any, tmp_path: Path) -> None:
+    """``<uri>@<validFrom>`` (as temporal fragments and the graph name old versions, with
+    either way of writing UTC) renders that version; the current URI the current text."""
+    from cleveragents_acms.indexing.service import RepoIndexingService
+
+    root = _small_repo(tmp_path / "billing")
+    resource_id = _index(ctx_service, root, "billing")
+    target = root / "pkg" / "billing.py"
+    target.write_text(target.read_text().replace("return sum(items)", "return sum(items) + 1"))
+    indexer = RepoIndexingService(
+        ctx_service.database, ctx_service.registry, ctx_service.config, workers=1
+    )
+    indexer.index_resource(resource_id, root, project="billing")
+    uri = f"https://cleveragents.ai/r/{resource_id}/pkg/billing.py#compute_invoice_total"
+    current = ctx_service.expand(uri, project="billing")
+    assert "sum(items) + 1" in current.content and current.metadata["is_current"] == "true"
+    stamp = current.metadata["valid_from"]
+    assert stamp.endswith("+00:00")
+    old = [v for v in _versions(ctx_service, uri) if v != stamp]
+    assert len(old) == 1
+    for written in (old[0], old[0].replace("+00:00", "Z")):
+        earlier = ctx_service.expand(f"{uri}@{written}", project="billing")
+        assert earlier.uko_node == f"{uri}@{written}"
+        assert "return sum(items)\n" in earlier.content + "\n" and "+ 1" not in earlier.content
+        assert earlier.metadata["is_current"] == "false" and earlier.metadata["valid_until"]
+    with pytest.raises(NotFoundError):
+        ctx_service.expand(f"{uri}@2001-01-01T00:00:00Z", project="billing")
+
+
+def _versions(service: Any, uri: str) -> list[str]:
+    """The ``valid_from`` of every stored version of ``uri``."""
+    from cleveragents_acms.indexing.project_index import ProjectIndex
+
+    index = ProjectIndex.open("billing", service.registry, service.config, create=False)
+    try:
+        return [v.valid_from for v in index.nodes.history(uri)]
+    finally:
+        index.close()
+
+
 def test_plan_decisions_reach_the_strategies(ctx_service: Any) -> None:
     """Decisions given with a plan are published to the plan-decision-context strategy."""
     from cleveragents.models.plans import Decision

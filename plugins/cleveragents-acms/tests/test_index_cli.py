@@ -97,6 +97,29 @@ def test_skipped_source_files_are_named(tmp_path: Path, repo: Path) -> None:
     assert data["run"]["files_skipped"] == len(data["run"]["skipped"])
 
 
+def test_a_revised_node_expands_as_it_was(tmp_path: Path, repo: Path) -> None:
+    """After an edit and a re-index, ``context expand <uri>@<validFrom>`` prints the
+    earlier version, marked as such, and the plain URI the current one."""
+    home = tmp_path / "home"
+    first = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    cart = repo / "shop" / "cart.py"
+    cart.write_text(cart.read_text().replace("= quantity", "= quantity + 0"))
+    _run(home, "index", str(repo), "--project", "shop")
+    uri = f"https://cleveragents.ai/r/{first['resource']['resource_id']}/shop/cart.py#Cart.add_item"
+    now = json.loads(_run(home, "context", "expand", uri, "--project", "shop", "--json").stdout)
+    assert "quantity + 0" in now["content"]
+    stamp = now["metadata"]["valid_from"]
+    versions = json.loads(
+        _run(home, "context", "assemble", "add_item history", "--project", "shop", "--json",
+             "--strategy", "temporal-archaeology").stdout
+    )  # fmt: skip
+    earlier = [f["uko_node"] for f in versions["fragments"] if "@" in f["uko_node"]]
+    assert earlier and not earlier[0].endswith(stamp)
+    shown = _run(home, "context", "expand", earlier[0], "--project", "shop").stdout
+    assert "[earlier version, until " in shown.splitlines()[0]
+    assert "= quantity\n" in shown and "quantity + 0" not in shown
+
+
 def test_index_bad_input_is_one_line(tmp_path: Path) -> None:
     """A missing path is a one-line error, a non-zero exit, and nothing written."""
     home = tmp_path / "home"

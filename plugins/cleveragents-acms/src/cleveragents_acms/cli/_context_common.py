@@ -291,6 +291,9 @@ def echo_fragment(index: int | None, fragment: ContextFragment, score: str | Non
         for key, label in (("stale", "STALE"), ("refreshed", "refreshed"), ("skeleton", "skeleton"))
         if fragment.metadata.get(key) == "true"
     ]
+    if fragment.metadata.get("is_current") == "false":
+        until = fragment.metadata.get("valid_until")
+        flags.append(f"earlier version, until {until}" if until else "earlier version")
     if flags:
         parts.append(f"[{', '.join(flags)}]")
     click.echo("  ".join(parts))

@@ -16,7 +16,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,15 @@ class StoredNode:
     is_current: bool
     revision_of: str | None
     fingerprint: str
+
+
+def _instant(stamp: str) -> datetime | None:
+    """An ISO 8601 time stamp as an aware datetime (naive ones taken as UTC), else None."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _row_to_stored(row: sqlite3.Row) -> StoredNode:
@@ -233,13 +242,23 @@ class NodeStore:
         return out
 
     def get(self, uri: str) -> StoredNode | None:
-        """The current version of ``uri``, else its latest retired version."""
+        """The current version of ``uri``, else its latest retired version; for a revision
+        IRI (``<uri>@<validFrom>``) the version that became valid then."""
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM nodes WHERE uri = ? "
             "ORDER BY is_current DESC, valid_from DESC LIMIT 1",
             (uri,),
         ).fetchone()
-        return _row_to_stored(row) if row else None
+        return _row_to_stored(row) if row else self._revision(uri)
+
+    def _revision(self, uri: str) -> StoredNode | None:
+        """The version a revision IRI names. Temporal fragments write the stamp as stored
+        (``+00:00``), the graph in xsd form (``Z``): instants are compared, not text."""
+        base, sep, stamp = uri.rpartition("@")
+        when = _instant(stamp) if sep and base else None
+        if when is None:
+            return None
+        return next((v for v in self.history(base) if _instant(v.valid_from) == when), None)
 
     def get_many(self, uris: Iterable[str]) -> dict[str, UKONode]:
         """Current nodes for ``uris`` (missing ones are left out)."""
