@@ -64,18 +64,30 @@ def _summary(resource: Any, result: Any) -> str:
     return "\n".join(parts)
 
 
-#: Skips a user expects (ignored, tool folders, images …) are only counted; these are
-#: named, since a source file may be among them.
-_NAMED_SKIPS = ("generated", "minified", "too-large", "unreadable", "symlink", "not-a-regular")
 _NAMED_PER_REASON = 3
 
 
 def _surprising_skips(skipped: list[tuple[str, str]]) -> list[str]:
-    """``    generated: a.py, b.py … and 4 more`` lines for the skips worth a look."""
+    """``    generated: a.py, b.py … and 4 more`` lines for the skips worth a look: those
+    a user expects (ignored, tool folders, binary files …) are only counted, these are
+    named, since a source file may be among them."""
+    from cleveragents_acms.analyzers.files import SkipReason
+
+    named = {
+        SkipReason.GENERATED,
+        SkipReason.MINIFIED,
+        SkipReason.TOO_LARGE,
+        SkipReason.UNREADABLE,
+        SkipReason.SYMLINK_OUTSIDE,
+        SkipReason.SYMLINK_LOOP,
+        SkipReason.SYMLINK_DUPLICATE,
+        SkipReason.BROKEN_SYMLINK,
+        SkipReason.NOT_REGULAR,
+    }
     by_reason: dict[str, list[str]] = {}
     for path, reason in skipped:
         kind = reason.split(":", 1)[0]
-        if kind.startswith(_NAMED_SKIPS):
+        if kind in named:
             by_reason.setdefault(kind, []).append(path)
     lines = []
     for kind, paths in sorted(by_reason.items()):

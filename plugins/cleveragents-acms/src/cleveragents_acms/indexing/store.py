@@ -258,7 +258,14 @@ class NodeStore:
         when = _instant(stamp) if sep and base else None
         if when is None:
             return None
-        return next((v for v in self.history(base) if _instant(v.valid_from) == when), None)
+        stamps = self._db.execute("SELECT valid_from FROM nodes WHERE uri = ?", (base,))
+        match = next((row[0] for row in stamps if _instant(row[0]) == when), None)
+        if match is None:
+            return None
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM nodes WHERE uri = ? AND valid_from = ?", (base, match)
+        ).fetchone()
+        return _row_to_stored(row) if row else None
 
     def get_many(self, uris: Iterable[str]) -> dict[str, UKONode]:
         """Current nodes for ``uris`` (missing ones are left out)."""
