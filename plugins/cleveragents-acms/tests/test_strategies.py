@@ -35,6 +35,7 @@ from cleveragents.plugins import PluginHost
 from cleveragents.protocols.backends import BackendSet
 from cleveragents.storage.database import Database
 from cleveragents.testing.memory import InMemoryVectorBackend
+from cleveragents_acms.analyzers.python import PythonAnalyzer
 from cleveragents_acms.backends.scoped import make_backend_set
 from cleveragents_acms.context.nodes import NodeRenderer, NodeStoreSource
 from cleveragents_acms.indexing.project_index import ProjectIndex
@@ -44,7 +45,9 @@ from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 from cleveragents_acms.strategies._anchors import module_paths, path_candidates
-from cleveragents_acms.strategies._evidence import issue_chunks
+from cleveragents_acms.strategies._delivery import _inside
+from cleveragents_acms.strategies._evidence import issue_chunks, mentions
+from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import DEFER_FACTOR
 from cleveragents_acms.strategies.arce import ArceStrategy
 from cleveragents_acms.strategies.keyword import SimpleKeywordStrategy
@@ -385,6 +388,34 @@ def test_arce_is_file_aware(corpus: Corpus) -> None:
     rest = [f for f in fragments if f.provenance.path != best]
     assert max(f.relevance_score for f in top) > max((f.relevance_score for f in rest), default=0)
     assert {f.metadata["focus_distance"] for f in top} == {"0"}
+
+
+def test_a_dotted_module_is_mentioned_as_its_own_file(corpus: Corpus) -> None:
+    """``a.b.c`` names the file of ``c`` (or of ``b`` when ``c`` is defined in it), not the
+    packages on the way, which every module of them would otherwise share."""
+    backends = corpus.backends()
+    view = GraphView(backends.graph, backends.scope)
+    question = "Importing cleveragents.models.context and cleveragents.registry.import_reference"
+    found = mentions(ContextRequest(query=question), analyze(question), view, backends)
+    assert found == [uri("cleveragents/models/context.py"), REGISTRY]
+
+
+def test_arce_counts_the_attributes_an_init_sets_as_part_of_it(tmp_path: Path) -> None:
+    """``self.x = …`` in ``__init__`` is an attribute node of the class, not of the method:
+    once ``__init__`` is delivered in full, its lines are not delivered again as attributes."""
+    source = "class Spool:\n    size = 3\n\n    def __init__(self):\n        self.capacity = 1\n"
+    (tmp_path / "spool.py").write_text(source)
+    nodes = (
+        PythonAnalyzer()
+        .analyze(tmp_path / "spool.py", source, resource_id=RESOURCE_A, relative_path="spool.py")
+        .nodes
+    )
+    by_name = {n.qualname: n for n in nodes if n.qualname}
+    init, capacity = by_name["Spool.__init__"], by_name["Spool.capacity"]
+    assert not capacity.uri.startswith(init.uri)  # the case a member test misses
+    assert _inside(capacity, init)
+    assert not _inside(by_name["Spool.size"], init) and not _inside(init, init)
+    assert _inside(init, by_name["Spool"])
 
 
 @pytest.mark.parametrize("budget", [1, 30, 500, 3000, 12000])

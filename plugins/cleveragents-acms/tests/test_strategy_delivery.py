@@ -65,7 +65,10 @@ def _fragments(
     delivery = object.__new__(Delivery)
     delivery.budget = budget
     delivery.filler = _Filler(budget, sizes)
-    nodes = {u.uri: object() for u in units}
+    # no line ranges: containment is by URI alone here
+    nodes = {
+        u.uri: SimpleNamespace(uri=u.uri, path=u.file, start_line=0, end_line=0) for u in units
+    }
     return delivery._take(units, list(probability), probability, nodes)  # type: ignore[arg-type]
 
 

@@ -26,7 +26,8 @@ time, and one function of each runner-up is a cheap hedge.
 Units are taken best first while they fit, one unit at most half the budget
 times its file's probability: a less likely file's function must be cheaper
 to earn its place, so a small budget is not spent on one large function of a
-runner-up file. Nothing inside a unit already delivered in full is repeated.
+runner-up file. Nothing inside a unit already delivered in full is repeated
+(its members, or nodes within its lines: ``self.x = …`` in ``__init__``).
 A tenth of the budget is held back until the best units are in, for one
 glimpse (the best unit's signature) of each other likely file: where else to
 look. Each file's best delivered unit carries the file's belief (the best
@@ -300,7 +301,7 @@ class Delivery:
                     state.seen.add(unit.file)
                     state.delivered[added.uko_node] = unit
                 continue
-            if node is None or any(_inside(unit.uri, t) for t in state.full[unit.file]):
+            if node is None or any(_inside(node, t) for t in state.full[unit.file]):
                 continue
             # what a unit may cost scales with its file's belief (the best file: half the budget)
             limit = min(room, int(self.budget * _UNIT_SHARE * probability[unit.file]))
@@ -335,7 +336,7 @@ class Delivery:
                 state.seen.add(unit.file)
                 state.delivered[added.uko_node] = unit
                 if added.detail_depth >= DEPTH_FULL:
-                    state.full[unit.file].append(unit.uri)
+                    state.full[unit.file].append(node)
 
     def _map(
         self,
@@ -371,7 +372,8 @@ class _TakeState:
     whole: set[str] = field(default_factory=set)
     tried_whole: set[str] = field(default_factory=set)
     seen: set[str] = field(default_factory=set)
-    full: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: File URI -> its nodes delivered in full.
+    full: dict[str, list[UKONode]] = field(default_factory=lambda: defaultdict(list))
     #: Fragment node URI -> the unit it was delivered for.
     delivered: dict[str, _Unit] = field(default_factory=dict)
 
@@ -440,8 +442,18 @@ def _frame_floors(analysis: QueryAnalysis) -> dict[str, list[tuple[frozenset[str
     return floors
 
 
-def _inside(uri: str, container: str) -> bool:
-    return uri.startswith(container + ".") and file_of(uri) == file_of(container)
+def _inside(node: UKONode, container: UKONode) -> bool:
+    """``node`` is part of ``container``'s text: a member of it, or within its lines
+    (``self.x = …`` in a delivered ``__init__`` is an attribute of the class)."""
+    if node.uri.startswith(container.uri + ".") and file_of(node.uri) == file_of(container.uri):
+        return True
+    return (
+        node.path == container.path
+        and container.end_line > 0
+        and container.start_line <= node.start_line
+        and node.end_line <= container.end_line
+        and node.uri != container.uri
+    )
 
 
 class LocalScorer:

@@ -339,11 +339,14 @@ def mentions(
     found: list[str] = []
     if request.focus:
         found.extend(resolve_focus(request.focus, view, backends))
-    paths = list(analysis.paths[:12])
-    for module in analysis.modules[:4]:
-        paths.extend(module_paths(module)[:4])
-    for files in resolve_paths(paths, view, backends, search=False).values():
+    for files in resolve_paths(analysis.paths[:12], view, backends, search=False).values():
         found.extend(files[:1])
+    for module in analysis.modules[:4]:
+        # the most specific file the name can be (``a.b.c``: the module ``c``, else ``b``
+        # when ``c`` is a name defined in it), not every package on the way
+        candidates = module_paths(module)[:4]
+        resolved = resolve_paths(candidates, view, backends, search=False)
+        found.extend(next((files[:1] for c in candidates if (files := resolved[c])), []))
     return list(dict.fromkeys(found))
 
 
