@@ -30,7 +30,7 @@ from cleveragents.models.context import (
     TemporalScope,
 )
 from cleveragents.models.plans import Decision
-from cleveragents.models.uko import node_uri
+from cleveragents.models.uko import UKONode, node_uri
 from cleveragents.plugins import PluginHost
 from cleveragents.protocols.backends import BackendSet
 from cleveragents.storage.database import Database
@@ -45,7 +45,7 @@ from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 from cleveragents_acms.strategies._anchors import module_paths, path_candidates
-from cleveragents_acms.strategies._delivery import _inside
+from cleveragents_acms.strategies._delivery import LocalScorer, _inside
 from cleveragents_acms.strategies._evidence import issue_chunks, mentions
 from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import DEFER_FACTOR
@@ -416,6 +416,43 @@ def test_arce_counts_the_attributes_an_init_sets_as_part_of_it(tmp_path: Path) -
     assert _inside(capacity, init)
     assert not _inside(by_name["Spool.size"], init) and not _inside(init, init)
     assert _inside(init, by_name["Spool"])
+
+
+def test_the_function_raising_the_quoted_message_ranks_first_in_its_file() -> None:
+    """Within a file, the function whose code holds the message the question quotes
+    outranks one that merely uses more of the question's words."""
+    question = (
+        "Reading a table fails for lower-case commands\n\nThe reader should read the "
+        "table and its commands in any case, but reading the table raises\n"
+        "ValueError: Unrecognized table line: read serr 1 2"
+    )
+
+    def function(name: str, body: str) -> UKONode:
+        return UKONode(
+            uri=uri("tables.py", name),
+            uko_type="uko-py:Function",
+            name=name,
+            path="tables.py",
+            start_line=1,
+            end_line=3,
+            resource_id=RESOURCE_A,
+            qualname=name,
+            renderings={9: f"def {name}(lines):\n{body}"},
+        )
+
+    raising = function(
+        "classify",
+        "    if not MATCH.match(line):\n"
+        '        raise ValueError(f"Unrecognized table line: {line}")',
+    )
+    reader = function(
+        "load",
+        "    table = read_table(lines)  # read the table: lower-case commands\n"
+        "    commands = read_commands(table, case=True)  # reader\n    return table, commands",
+    )
+    other = function("write", "    return dump(lines)")
+    scorer = LocalScorer(analyze(question), {n.uri: n for n in (raising, reader, other)})
+    assert scorer.score(raising) > scorer.score(reader)
 
 
 @pytest.mark.parametrize("budget", [1, 30, 500, 3000, 12000])

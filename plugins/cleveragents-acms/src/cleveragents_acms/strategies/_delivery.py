@@ -461,8 +461,9 @@ class LocalScorer:
 
     Document frequencies come from the candidate nodes themselves (the members
     of the best files), so a word every function of those files uses counts
-    little. A node whose name the question mentions, that a traceback passes
-    through, or whose body quotes one of the question's messages gets a bonus.
+    little. A node whose name the question mentions or whose body quotes one of
+    the question's messages (the function that raised what the user saw) scores
+    half as much again plus a bonus; one a traceback passes through gets a bonus.
     """
 
     def __init__(self, analysis: QueryAnalysis, nodes: Mapping[str, UKONode]) -> None:
@@ -519,7 +520,7 @@ class LocalScorer:
         if self.messages and is_callable(node.uko_type):
             text = " " + " ".join(_TOKEN.findall(self._text(node).lower())) + " "
             if any(trigram in text for trigram in self.messages):
-                score += 8.0
+                score = score * 1.5 + 8.0  # it raises what the user saw: as strong as a name
         return score
 
 
