@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from sqlalchemy import text
 
@@ -343,6 +343,7 @@ def test_valid_names_are_accepted(namespace: str | None, segment: str) -> None:
 
 
 @given(st.text(min_size=1, max_size=20).filter(lambda s: any(c.isspace() for c in s)))
+@example("0\n")  # a final newline: a regular expression's "$" matches just before it
 def test_names_with_whitespace_are_rejected(name: str) -> None:
     """No name containing whitespace passes validation."""
     with pytest.raises(ValidationError):

@@ -50,7 +50,7 @@ def name_problem(name: str) -> str | None:
         return "must not be empty"
     if len(name) > _MAX_NAME_LENGTH:
         return f"is longer than {_MAX_NAME_LENGTH} characters"
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):  # not match: its "$" also matches before a final "\n"
         return (
             "may hold only letters, digits, '.', '_' and '-', optionally after one "
             "namespace prefix such as 'local/'"
