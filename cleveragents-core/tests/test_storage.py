@@ -6,7 +6,7 @@ import ast
 import sqlite3
 import threading
 from collections.abc import Iterator
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,15 @@ from cleveragents.errors import (
     NotFoundError,
     ValidationError,
 )
-from cleveragents.models import Project, Resource, check_name, is_ulid, new_ulid, utcnow
+from cleveragents.models import (
+    Project,
+    Resource,
+    check_name,
+    is_ulid,
+    new_ulid,
+    parse_instant,
+    utcnow,
+)
 from cleveragents.storage.audit import add_audit_row, list_events, record_event
 from cleveragents.storage.database import MIGRATIONS_DIR, Database, head_revision, known_revisions
 from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
@@ -509,6 +517,16 @@ def test_models_are_frozen_with_ulids_and_utc() -> None:
     assert utcnow().tzinfo is UTC
     with pytest.raises(Exception, match="frozen"):
         first.name = "other"  # type: ignore[misc]
+
+
+def test_time_stamps_parse_as_aware_instants() -> None:
+    """``Z``, an offset or none (taken as UTC) give the same instant; anything else None."""
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    for stamp in ("2026-01-02T03:04:05Z", "2026-01-02T03:04:05+00:00", "2026-01-02T03:04:05"):
+        assert parse_instant(stamp) == moment
+    assert parse_instant("2026-01-02T04:04:05+01:00") == moment
+    assert parse_instant("not a time") is None and parse_instant("") is None
+    assert parse_instant(None) is None
 
 
 # -- audit ---------------------------------------------------------------------------------

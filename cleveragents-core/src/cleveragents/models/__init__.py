@@ -20,7 +20,7 @@ from cleveragents.models.context import (
     StrategyCapabilities,
     TemporalScope,
 )
-from cleveragents.models.ids import is_ulid, new_ulid, utcnow
+from cleveragents.models.ids import is_ulid, new_ulid, parse_instant, utcnow
 from cleveragents.models.plans import Decision, DomainEvent, Plan
 from cleveragents.models.resources import (
     BUILTIN_RESOURCE_TYPES,
@@ -65,5 +65,6 @@ __all__ = [
     "is_ulid",
     "new_ulid",
     "node_uri",
+    "parse_instant",
     "utcnow",
 ]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from ulid import ULID
 
-__all__ = ["is_ulid", "new_ulid", "utcnow"]
+__all__ = ["is_ulid", "new_ulid", "parse_instant", "utcnow"]
 
 
 def new_ulid() -> str:
@@ -23,6 +23,18 @@ def is_ulid(value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def parse_instant(value: str | None) -> datetime | None:
+    """An ISO 8601 time stamp (``Z`` or an offset; a naive one taken as UTC) as an aware
+    datetime, else None: the node store writes ``+00:00``, RDF literals ``Z``."""
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def utcnow() -> datetime:

@@ -113,14 +113,6 @@ def _lexical(moment: datetime) -> str:
     return text + "Z"
 
 
-def _parse_datetime(text: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _expand(curie: str) -> str:
     expanded = expand(curie)
     if expanded == curie:

@@ -62,6 +62,7 @@ import pyoxigraph as ox
 
 from cleveragents.errors import ConfigurationError
 from cleveragents.models.context import TemporalScope
+from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
 from cleveragents.protocols.backends import GraphResult
 from cleveragents_acms.backends._validation import (
@@ -107,7 +108,6 @@ from cleveragents_acms.backends._rdf import (
     _literal,
     _looks_like_iri,
     _object_term,
-    _parse_datetime,
     _predicate_term,
     _property_iri,
     _quad_pattern,
@@ -252,7 +252,7 @@ class OxigraphGraphBackend:
             else:
                 revise.append(node.uri)
         if revise:
-            until = _parse_datetime(stamp) or datetime.now(UTC)
+            until = parse_instant(stamp) or datetime.now(UTC)
             self.retire(revise, valid_until=until, successor_uris=revise)
         for quad in replace:
             store.remove(quad)
@@ -679,7 +679,7 @@ class OxigraphGraphBackend:
             if temporal is TemporalScope.RECENT:
                 keep = set()
                 for quad in self.store.quads_for_pattern(None, _N["validUntil"], None, history):
-                    until = _parse_datetime(_term_str(quad.object))
+                    until = parse_instant(_term_str(quad.object))
                     if until is not None and until >= cutoff:
                         keep.add(quad.subject)
             for quad in self.store.quads_for_pattern(None, None, None, history):

@@ -16,10 +16,11 @@ import sqlite3
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
 
 __all__ = ["NodeStore", "StoredNode", "content_digest", "node_blobs", "node_fingerprint"]
@@ -98,15 +99,6 @@ class StoredNode:
     is_current: bool
     revision_of: str | None
     fingerprint: str
-
-
-def _instant(stamp: str) -> datetime | None:
-    """An ISO 8601 time stamp as an aware datetime (naive ones taken as UTC), else None."""
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _row_to_stored(row: sqlite3.Row) -> StoredNode:
@@ -255,11 +247,11 @@ class NodeStore:
         """The version a revision IRI names. Temporal fragments write the stamp as stored
         (``+00:00``), the graph in xsd form (``Z``): instants are compared, not text."""
         base, sep, stamp = uri.rpartition("@")
-        when = _instant(stamp) if sep and base else None
+        when = parse_instant(stamp) if sep and base else None
         if when is None:
             return None
         stamps = self._db.execute("SELECT valid_from FROM nodes WHERE uri = ?", (base,))
-        match = next((row[0] for row in stamps if _instant(row[0]) == when), None)
+        match = next((row[0] for row in stamps if parse_instant(row[0]) == when), None)
         if match is None:
             return None
         row = self._db.execute(

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cleveragents.models.context import ContextFragment, ScoredFragment
+from cleveragents.models.ids import parse_instant
 from cleveragents_acms.pipeline._common import focus_distance, plan_attr, setting
 from cleveragents_acms.pipeline.selector import quality_of
 
@@ -100,7 +101,7 @@ class WeightedCompositeScorer:
     def recency(self, fragment: ContextFragment, now: datetime) -> float:
         if fragment.metadata.get("is_current", "true").strip().lower() not in ("false", "0", "no"):
             return 1.0
-        stamp = _timestamp(
+        stamp = parse_instant(
             fragment.metadata.get("valid_until") or fragment.metadata.get("valid_from")
         )
         if stamp is None:
@@ -116,13 +117,3 @@ def _number(value: str | None) -> float | None:
         return float(value)
     except ValueError:
         return None
-
-
-def _timestamp(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

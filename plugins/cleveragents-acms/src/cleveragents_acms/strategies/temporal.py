@@ -34,6 +34,7 @@ from cleveragents.models.context import (
     StrategyCapabilities,
     TemporalScope,
 )
+from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import DEPTH_FULL
 from cleveragents_acms.pipeline._common import count_tokens
 from cleveragents_acms.strategies._anchors import resolve_focus
@@ -92,13 +93,7 @@ def asks_about_history(text: str) -> bool:
 def _parse(stamp: object) -> datetime | None:
     if isinstance(stamp, datetime):
         return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
-    if not stamp:
-        return None
-    try:
-        parsed = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parse_instant(str(stamp)) if stamp else None
 
 
 @defers
