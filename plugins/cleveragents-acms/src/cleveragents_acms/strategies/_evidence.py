@@ -344,9 +344,11 @@ def mentions(
     for module in analysis.modules[:4]:
         # the most specific file the name can be (``a.b.c``: the module ``c``, else ``b``
         # when ``c`` is a name defined in it), not every package on the way
-        candidates = module_paths(module)[:4]
-        resolved = resolve_paths(candidates, view, backends, search=False)
-        found.extend(next((files[:1] for c in candidates if (files := resolved[c])), []))
+        for candidate in module_paths(module)[:4]:
+            files = resolve_paths([candidate], view, backends, search=False)[candidate]
+            if files:
+                found.append(files[0])
+                break
     return list(dict.fromkeys(found))
 
 
