@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import zlib
 from pathlib import Path
 
 from cleveragents.models.uko import UKONode
@@ -36,4 +38,26 @@ def test_nodes_named_reads_only_the_named_rows(tmp_path: Path) -> None:
     lookup = next(s for s in statements if s.lstrip().startswith("SELECT"))
     plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
     assert "nodes_current_name" in plan, plan
+    store.close()
+
+
+def test_renderings_round_trip_and_rows_of_the_older_zlib_format_still_read(
+    tmp_path: Path,
+) -> None:
+    """Renderings are stored Zstandard-compressed; a store written before the switch keeps
+    zlib rows, which must read back the same (a refresh rewrites only changed nodes)."""
+    store = NodeStore(tmp_path / "nodes.db")
+    new, old = _node("pkg/new.py", "fresh"), _node("pkg/old.py", "legacy")
+    for node in (new, old):
+        node.renderings = {0: node.name, 9: f"def {node.name}():\n    return 'é' * 2\n"}
+    store.insert([(n, "fp", None) for n in (new, old)], valid_from="2026-01-01T00:00:00Z")
+    legacy = zlib.compress(json.dumps(old.renderings).encode(), 1)
+    store._db.execute("UPDATE nodes SET renderings = ? WHERE uri = ?", (legacy, old.uri))
+
+    blobs = dict(store._db.execute("SELECT uri, renderings FROM nodes"))
+    assert blobs[new.uri].startswith(b"\x28\xb5\x2f\xfd")  # a Zstandard frame
+    assert blobs[old.uri] == legacy
+    for node in (new, old):
+        stored = store.get(node.uri)
+        assert stored is not None and stored.node.renderings == node.renderings
     store.close()

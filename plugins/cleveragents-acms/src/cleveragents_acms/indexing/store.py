@@ -3,9 +3,10 @@
 The graph holds structure and the text index holds search fields; assembling a
 context needs each node's text at several depths, which lives here, in one
 SQLite file per project (``index/graph/<project>/nodes.db``). Renderings are
-zlib-compressed JSON. A node that changes or disappears is not deleted: its row
-gets ``is_current = 0`` and ``valid_until``, and the new version's row names it
-in ``revision_of`` (spec 000, "Revision-Aware RDF").
+Zstandard-compressed JSON (rows written before hold zlib's, which are still read).
+A node that changes or disappears is not deleted: its row gets ``is_current = 0``
+and ``valid_until``, and the new version's row names it in ``revision_of`` (spec 000,
+"Revision-Aware RDF").
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import zstandard
 
 from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
@@ -83,10 +87,34 @@ def node_fingerprint(node: UKONode, content: Any = None) -> str:
     return digest.hexdigest()
 
 
+#: Zstandard level 1 compresses renderings as small as zlib's level 1 in a third of the
+#: time, and decompresses them twice as fast.
+_ZSTD_LEVEL = 1
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: Per thread: a (de)compression context is costly to make and may not be shared.
+_codecs = threading.local()
+
+
+def _compress(data: bytes) -> bytes:
+    compressor = getattr(_codecs, "compressor", None)
+    if compressor is None:
+        compressor = _codecs.compressor = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
+    return compressor.compress(data)
+
+
+def _decompress(blob: bytes) -> bytes:
+    if not blob.startswith(_ZSTD_MAGIC):
+        return zlib.decompress(blob)  # a row written before the switch
+    decompressor = getattr(_codecs, "decompressor", None)
+    if decompressor is None:
+        decompressor = _codecs.decompressor = zstandard.ZstdDecompressor()
+    return decompressor.decompress(blob)
+
+
 def node_blobs(node: UKONode) -> tuple[bytes, str]:
     """The stored renderings (compressed JSON) and properties (JSON) of a node: pure, so
     the indexer computes them in its analysis workers."""
-    return zlib.compress(json.dumps(node.renderings).encode(), 1), json.dumps(node.properties)
+    return _compress(json.dumps(node.renderings).encode()), json.dumps(node.properties)
 
 
 @dataclass(frozen=True)
@@ -102,7 +130,7 @@ class StoredNode:
 
 
 def _row_to_stored(row: sqlite3.Row) -> StoredNode:
-    renderings = {int(k): v for k, v in json.loads(zlib.decompress(row["renderings"])).items()}
+    renderings = {int(k): v for k, v in json.loads(_decompress(row["renderings"])).items()}
     node = UKONode(
         uri=row["uri"],
         uko_type=row["uko_type"],
