@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from cleveragents.models.context import ContextFragment, FragmentProvenance
+from cleveragents_acms.cli._context_common import contiguous_runs, echo_run
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 
 QUESTION = "How does the plugin host keep a failing plugin from taking the host down?"
@@ -79,14 +81,18 @@ def test_assemble_prints_fragments_totals_and_dropped(ctx_cli: Run, ctx_corpus: 
     """Preamble, each fragment with path:start-end, depth, score and strategy, totals, dropped."""
     out = ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--budget", "1200").stdout
     assert out.startswith("Context: ")
+    # One header per fragment, or per run of short ones on consecutive lines: [first-last].
     headers = re.findall(
-        r"^--- \[(\d+)\]  (\S+):(\d+)-(\d+)  depth (\d)  score (0\.\d+)  probe-keyword  "
-        r"(\d+) tokens",
+        r"^--- \[(\d+)(?:-(\d+))?\]  (\S+):(\d+)-(\d+)  depth (\d)  score (0\.\d+)  "
+        r"probe-keyword  (\d+) tokens",
         out,
         flags=re.MULTILINE,
     )
     assert headers and headers[0][0] == "1"
-    for _, path, start, end, _depth, _score, _tokens in headers:
+    shown = 0
+    for first, last, path, start, end, _depth, _score, _tokens in headers:
+        assert int(first) == shown + 1
+        shown = int(last or first)
         assert (ctx_corpus / path).is_file()
         assert 1 <= int(start) <= int(end) <= len((ctx_corpus / path).read_text().splitlines())
     total = re.search(
@@ -94,11 +100,51 @@ def test_assemble_prints_fragments_totals_and_dropped(ctx_cli: Run, ctx_corpus: 
         out,
         flags=re.MULTILINE,
     )
-    assert total and int(total.group(4)) <= 1200 and int(total.group(1)) == len(headers)
+    assert total and int(total.group(4)) <= 1200 and int(total.group(1)) == shown
     assert re.search(
         r"^Dropped or downgraded: \d+ dropped, \d+ re-rendered shallower", out, flags=re.MULTILINE
     )
     assert "cleveragents context expand URI --project demo" in out
+
+
+def _line_fragment(path: str, start: int, end: int, **kwargs: Any) -> ContextFragment:
+    return ContextFragment(
+        uko_node=f"https://cleveragents.ai/r/R/{path}#n{start}",
+        content="\n".join(f"line {n}" for n in range(start, end + 1)),
+        token_count=end - start + 1,
+        detail_depth=kwargs.pop("depth", 9),
+        provenance=FragmentProvenance(
+            resource_id="R", path=path, start_line=start, end_line=end, strategy="arce"
+        ),
+        **kwargs,
+    )
+
+
+def test_short_fragments_on_consecutive_lines_share_one_header() -> None:
+    """A file's imports come as a fragment each: printed as one run, they take one header.
+    Not joined: a gap, another file or depth, a long fragment, or a flagged one."""
+    imports = [_line_fragment("a.py", n, n) for n in (1, 2, 3)]
+    gap = _line_fragment("a.py", 5, 5)
+    other_file = _line_fragment("b.py", 6, 6)
+    shallower = _line_fragment("b.py", 7, 7, depth=4)
+    long_one = _line_fragment("b.py", 8, 30)
+    after_long = _line_fragment("b.py", 31, 31)
+    stale = _line_fragment("b.py", 32, 32, metadata={"stale": "true"})
+    fragments = [*imports, gap, other_file, shallower, long_one, after_long, stale]
+
+    runs = contiguous_runs(fragments)
+
+    assert [len(run) for run in runs] == [3, 1, 1, 1, 1, 1, 1]
+    assert runs[0] == imports and [f for run in runs for f in run] == fragments
+
+
+def test_a_run_prints_its_span_every_uri_and_every_line(capsys: pytest.CaptureFixture[str]) -> None:
+    run = [_line_fragment("a.py", n, n) for n in (4, 5, 6)]
+    echo_run(4, run, "0.900")
+    header, uris, *text = capsys.readouterr().out.splitlines()
+    assert header == "--- [4-6]  a.py:4-6  depth 9  score 0.900  arce  3 tokens  (3 fragments)"
+    assert uris.split() == ["https://cleveragents.ai/r/R/a.py", "#n4", "#n5", "#n6"]
+    assert text == ["line 4", "line 5", "line 6", ""]
 
 
 def test_expand_renders_a_dropped_node(ctx_cli: Run) -> None:

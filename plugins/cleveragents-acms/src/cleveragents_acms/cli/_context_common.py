@@ -9,7 +9,7 @@ dry runs and reports is printed here and nowhere else.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -272,6 +272,18 @@ def _score(context: AssembledContext, fragment: ContextFragment) -> str:
     return f"{float(score):.3f}"
 
 
+def _flags(fragment: ContextFragment) -> list[str]:
+    flags = [
+        label
+        for key, label in (("stale", "STALE"), ("refreshed", "refreshed"), ("skeleton", "skeleton"))
+        if fragment.metadata.get(key) == "true"
+    ]
+    if fragment.metadata.get("is_current") == "false":
+        until = fragment.metadata.get("valid_until")
+        flags.append(f"earlier version, until {until}" if until else "earlier version")
+    return flags
+
+
 def echo_fragment(index: int | None, fragment: ContextFragment, score: str | None = None) -> None:
     """A fragment's header line (location, depth, score, strategy, tokens) and its text."""
     from cleveragents.redaction import redact_text
@@ -286,14 +298,7 @@ def echo_fragment(index: int | None, fragment: ContextFragment, score: str | Non
     if fragment.provenance.strategy:
         parts.append(fragment.provenance.strategy)
     parts.append(f"{fragment.token_count} tokens")
-    flags = [
-        label
-        for key, label in (("stale", "STALE"), ("refreshed", "refreshed"), ("skeleton", "skeleton"))
-        if fragment.metadata.get(key) == "true"
-    ]
-    if fragment.metadata.get("is_current") == "false":
-        until = fragment.metadata.get("valid_until")
-        flags.append(f"earlier version, until {until}" if until else "earlier version")
+    flags = _flags(fragment)
     if flags:
         parts.append(f"[{', '.join(flags)}]")
     click.echo("  ".join(parts))
@@ -301,6 +306,70 @@ def echo_fragment(index: int | None, fragment: ContextFragment, score: str | Non
     if fragment.metadata.get("stale") == "true" and fragment.metadata.get("stale_reason"):
         click.echo(f"    stale: {fragment.metadata['stale_reason']}")
     click.echo(redact_text(fragment.content))
+    click.echo()
+
+
+#: Fragments of at most this many lines are grouped (imports, attributes, constants); a
+#: longer one keeps a header of its own, where it starts is worth a line.
+_SHORT_LINES = 5
+
+
+def _short(fragment: ContextFragment) -> bool:
+    start, end = fragment.provenance.start_line, fragment.provenance.end_line
+    return start is not None and end is not None and end - start < _SHORT_LINES
+
+
+def _continues(previous: ContextFragment, fragment: ContextFragment) -> bool:
+    """Whether ``fragment``, a short one, starts on the line after short ``previous`` ends,
+    as the same kind of fragment (file, depth, strategy; no flags)."""
+    before, after = previous.provenance, fragment.provenance
+    return (
+        _short(previous)
+        and _short(fragment)
+        and before.end_line is not None
+        and after.start_line == before.end_line + 1
+        and (after.resource_id, after.path, after.strategy)
+        == (before.resource_id, before.path, before.strategy)
+        and fragment.detail_depth == previous.detail_depth
+        and not _flags(previous)
+        and not _flags(fragment)
+    )
+
+
+def contiguous_runs(fragments: Sequence[ContextFragment]) -> list[list[ContextFragment]]:
+    """The fragments in order, short consecutive ones that continue each other's lines
+    together (a file's import statements are a fragment each: printed with one header, not
+    twenty)."""
+    runs: list[list[ContextFragment]] = []
+    for fragment in fragments:
+        if runs and _continues(runs[-1][-1], fragment):
+            runs[-1].append(fragment)
+        else:
+            runs.append([fragment])
+    return runs
+
+
+def echo_run(index: int, run: Sequence[ContextFragment], score: str) -> None:
+    """Fragments of consecutive lines under one header: ``[first-last]``, the lines they
+    span, the best score, their tokens together, and every fragment's URI."""
+    from cleveragents.redaction import redact_text
+
+    first, last = run[0], run[-1]
+    span = f"{first.provenance.path}:{first.provenance.start_line}-{last.provenance.end_line}"
+    parts = [f"--- [{index}-{index + len(run) - 1}]", span, f"depth {first.detail_depth}"]
+    parts.append(f"score {score}")
+    if first.provenance.strategy:
+        parts.append(first.provenance.strategy)
+    parts.append(f"{sum(f.token_count for f in run)} tokens")
+    parts.append(f"({len(run)} fragments)")
+    click.echo("  ".join(parts))
+    base = first.uko_node.partition("#")[0]
+    if all(f.uko_node.startswith(base + "#") for f in run):  # one file's nodes: base once
+        click.echo(f"    {base}  " + "  ".join("#" + f.uko_node.partition("#")[2] for f in run))
+    else:
+        for fragment in run:
+            click.echo(f"    {fragment.uko_node}")
+    click.echo(redact_text("\n".join(f.content for f in run)))
     click.echo()
 
 
@@ -330,8 +399,13 @@ def echo_context(outcome: AssemblyOutcome, project: str, *, max_dropped: int = 2
     if context.preamble:
         click.echo(context.preamble)
         click.echo()
-    for index, fragment in enumerate(context.fragments, 1):
-        echo_fragment(index, fragment, _score(context, fragment))
+    index = 1
+    for run in contiguous_runs(context.fragments):
+        if len(run) == 1:
+            echo_fragment(index, run[0], _score(context, run[0]))
+        else:
+            echo_run(index, run, max((_score(context, f) for f in run), key=float))
+        index += len(run)
     echo_totals(outcome)
     echo_dropped(context, project, max_dropped)
     echo_notes(context.notes)
