@@ -95,7 +95,13 @@ def expand_identifiers(text: str) -> str:
 
 def split_camel_case(text: str) -> str:
     """Space out camel-case and acronym boundaries: ``getHTTPResponse`` -> ``get HTTP Response``."""
-    return _PART_START.sub(r" \g<0>", text)
+    return _PART_START.sub(_spaced, text)
+
+
+def _spaced(match: re.Match[str]) -> str:
+    # A function, not the template r" \g<0>": Python 3.11 expands a template match by
+    # match in Python, a quarter slower over a corpus's bodies.
+    return " " + match.group()
 
 
 class NestedTextSplitter:
