@@ -284,24 +284,39 @@ def _flags(fragment: ContextFragment) -> list[str]:
     return flags
 
 
-def echo_fragment(index: int | None, fragment: ContextFragment, score: str | None = None) -> None:
-    """A fragment's header line (location, depth, score, strategy, tokens) and its text."""
-    from cleveragents.redaction import redact_text
-
-    parts = [
-        f"--- [{index}]" if index is not None else "---",
-        fragment.provenance.location,
-        f"depth {fragment.detail_depth}",
-    ]
+def _echo_header(
+    label: str,
+    location: str,
+    fragment: ContextFragment,
+    score: str | None,
+    tokens: int,
+    extra: str | None,
+) -> None:
+    """``label  path:start-end  depth D  score S  strategy  N tokens  extra``."""
+    parts = [label, location, f"depth {fragment.detail_depth}"]
     if score is not None:
         parts.append(f"score {score}")
     if fragment.provenance.strategy:
         parts.append(fragment.provenance.strategy)
-    parts.append(f"{fragment.token_count} tokens")
-    flags = _flags(fragment)
-    if flags:
-        parts.append(f"[{', '.join(flags)}]")
+    parts.append(f"{tokens} tokens")
+    if extra:
+        parts.append(extra)
     click.echo("  ".join(parts))
+
+
+def echo_fragment(index: int | None, fragment: ContextFragment, score: str | None = None) -> None:
+    """A fragment's header line (location, depth, score, strategy, tokens) and its text."""
+    from cleveragents.redaction import redact_text
+
+    flags = _flags(fragment)
+    _echo_header(
+        f"--- [{index}]" if index is not None else "---",
+        fragment.provenance.location,
+        fragment,
+        score,
+        fragment.token_count,
+        f"[{', '.join(flags)}]" if flags else None,
+    )
     click.echo(f"    {fragment.uko_node}")
     if fragment.metadata.get("stale") == "true" and fragment.metadata.get("stale_reason"):
         click.echo(f"    stale: {fragment.metadata['stale_reason']}")
@@ -355,14 +370,14 @@ def echo_run(index: int, run: Sequence[ContextFragment], score: str) -> None:
     from cleveragents.redaction import redact_text
 
     first, last = run[0], run[-1]
-    span = f"{first.provenance.path}:{first.provenance.start_line}-{last.provenance.end_line}"
-    parts = [f"--- [{index}-{index + len(run) - 1}]", span, f"depth {first.detail_depth}"]
-    parts.append(f"score {score}")
-    if first.provenance.strategy:
-        parts.append(first.provenance.strategy)
-    parts.append(f"{sum(f.token_count for f in run)} tokens")
-    parts.append(f"({len(run)} fragments)")
-    click.echo("  ".join(parts))
+    _echo_header(
+        f"--- [{index}-{index + len(run) - 1}]",
+        f"{first.provenance.path}:{first.provenance.start_line}-{last.provenance.end_line}",
+        first,
+        score,
+        sum(f.token_count for f in run),
+        f"({len(run)} fragments)",
+    )
     base = first.uko_node.partition("#")[0]
     if all(f.uko_node.startswith(base + "#") for f in run):  # one file's nodes: base once
         click.echo(f"    {base}  " + "  ".join("#" + f.uko_node.partition("#")[2] for f in run))
