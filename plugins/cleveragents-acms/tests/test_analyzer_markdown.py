@@ -241,3 +241,19 @@ def test_supports() -> None:
     assert analyzer.supports(Path("README.md"), b"")
     assert analyzer.supports(Path("docs/a.markdown"), b"")
     assert not analyzer.supports(Path("a.rst"), b"")
+
+
+def test_a_parser_failure_falls_back_to_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parser bug does not stop indexing: the file is indexed as text, the failure noted."""
+    from cleveragents_acms.analyzers import markdown
+
+    def broken(self: object) -> object:
+        raise ValueError("odd markup")
+
+    monkeypatch.setattr(markdown._DocumentBuilder, "build", broken)
+    text = "# Title\n\nSome text.\n"
+    result = MarkdownAnalyzer().analyze(
+        Path("README.md"), text, resource_id=RESOURCE, relative_path="README.md"
+    )
+    assert result.errors == ["README.md: markdown analysis failed: ValueError('odd markup')"]
+    assert result.nodes and "Some text." in result.nodes[0].renderings[9]

@@ -543,3 +543,18 @@ def test_supports_and_grammars_are_cached() -> None:
     assert grammar("rust") is grammar("rust")
     with pytest.raises(ValueError, match="no tree-sitter grammar"):
         grammar("cobol")
+
+
+def test_an_engine_failure_falls_back_to_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grammar or engine bug does not stop indexing: the file is indexed as text and the
+    failure is recorded for it."""
+    from cleveragents_acms.analyzers import treesitter
+
+    def broken(name: str) -> object:
+        raise RuntimeError("grammar exploded")
+
+    monkeypatch.setattr(treesitter, "_parser", broken)
+    result = analyze(GoAnalyzer(), "main.go", "package main\n\nfunc main() {}\n")
+    assert result.errors == ["main.go: go analysis failed: RuntimeError('grammar exploded')"]
+    assert result.nodes and result.nodes[0].path == "main.go"
+    assert "func main() {}" in result.nodes[0].renderings[DEPTH_FULL]

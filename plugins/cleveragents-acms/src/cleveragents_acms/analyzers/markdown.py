@@ -596,11 +596,14 @@ class MarkdownAnalyzer:
         try:
             nodes = _DocumentBuilder(content, resource_id, relative_path).build()
         except Exception as exc:  # a parser bug must not stop indexing
-            from cleveragents_acms.analyzers.text import GenericTextAnalyzer
+            from cleveragents_acms.analyzers.text import fall_back_to_text
 
-            result = GenericTextAnalyzer().analyze(
-                path, content, resource_id=resource_id, relative_path=relative_path
+            return fall_back_to_text(
+                path,
+                content,
+                resource_id=resource_id,
+                relative_path=relative_path,
+                analyzer="markdown",
+                exc=exc,
             )
-            result.errors.append(f"{relative_path}: markdown analysis failed: {exc!r}")
-            return result
         return AnalysisResult(nodes=nodes)

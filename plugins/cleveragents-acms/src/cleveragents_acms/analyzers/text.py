@@ -33,7 +33,7 @@ from cleveragents_acms.analyzers._common import (
     truncate,
 )
 
-__all__ = ["GenericTextAnalyzer", "chunk_lines"]
+__all__ = ["GenericTextAnalyzer", "chunk_lines", "fall_back_to_text"]
 
 #: Chunks grow to at least this many lines when blank-line blocks are small…
 MIN_CHUNK = 20
@@ -206,3 +206,15 @@ def _overview(language: str, lines: list[str]) -> list[str]:
         if top:
             return top[:200]
     return [truncate(line.rstrip(), 160) for line in lines[:30]]
+
+
+def fall_back_to_text(
+    path: Path, content: str, *, resource_id: str, relative_path: str, analyzer: str, exc: Exception
+) -> AnalysisResult:
+    """The file as plain text, with the error of the analyzer that failed on it: a parser
+    or grammar bug must not stop indexing nor leave the file unsearchable."""
+    result = GenericTextAnalyzer().analyze(
+        path, content, resource_id=resource_id, relative_path=relative_path
+    )
+    result.errors.append(f"{relative_path}: {analyzer} analysis failed: {exc!r}")
+    return result

@@ -885,13 +885,16 @@ class TreeSitterAnalyzer:
             tree = _parser(grammar_name).parse(builder.src)
             nodes, errors = builder.build(tree)
         except Exception as exc:  # a grammar or engine bug must not stop indexing
-            from cleveragents_acms.analyzers.text import GenericTextAnalyzer
+            from cleveragents_acms.analyzers.text import fall_back_to_text
 
-            result = GenericTextAnalyzer().analyze(
-                path, content, resource_id=resource_id, relative_path=relative_path
+            return fall_back_to_text(
+                path,
+                content,
+                resource_id=resource_id,
+                relative_path=relative_path,
+                analyzer=self.name,
+                exc=exc,
             )
-            result.errors.append(f"{relative_path}: {self.name} analysis failed: {exc!r}")
-            return result
         return AnalysisResult(nodes=nodes, errors=errors)
 
 

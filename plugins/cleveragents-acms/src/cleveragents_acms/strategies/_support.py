@@ -9,7 +9,7 @@ hit becomes a fragment of the text the backend returned with it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,6 +46,7 @@ __all__ = [
     "defers",
     "depths_from",
     "file_of",
+    "fill_in_rank_order",
     "hit_from_result",
     "is_callable",
     "is_container",
@@ -451,6 +452,31 @@ def _fragment_from_hit(hit: Hit, strategy: str) -> ContextFragment | None:
         provenance=provenance,
         metadata=metadata,
     )
+
+
+def fill_in_rank_order(
+    request: ContextRequest,
+    backends: BackendSet,
+    budget: int,
+    strategy: str,
+    ranked: Iterable[Hit],
+    *,
+    full_hits: int = 3,
+) -> list[ContextFragment]:
+    """Fragments of ``ranked`` hits, best first, until the budget is spent: the depth the
+    request names, else :func:`default_depth` (the first ``full_hits`` callables in full)."""
+    filler = BudgetFiller(backends, budget, strategy)
+    full_left = full_hits
+    for hit in ranked:
+        if filler.remaining <= 0:
+            break
+        depth = requested_depth(request, hit.uko_type)
+        if depth is None:
+            depth = default_depth(hit.uko_type, best=full_left > 0)
+        added = filler.offer(hit.uri, depths_from(depth), hit.score, hit=hit)
+        if added is not None and added.detail_depth == DEPTH_FULL:
+            full_left -= 1
+    return filler.fragments
 
 
 def default_depth(uko_type: str, *, best: bool) -> int:

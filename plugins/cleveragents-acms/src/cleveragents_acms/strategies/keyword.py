@@ -13,13 +13,10 @@ from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents_acms.strategies._support import (
-    BudgetFiller,
     Hit,
-    default_depth,
     defers,
-    depths_from,
+    fill_in_rank_order,
     query_of,
-    requested_depth,
     safe_search,
 )
 from cleveragents_acms.strategies.query import MAX_QUERY_WORDS, QueryAnalysis, analyze
@@ -29,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SimpleKeywordStrategy", "keyword_query"]
 
-#: Hits delivered in full (callables) when the request leaves the depth open.
-_FULL_HITS = 3
 #: Imports, attributes and variables match names well but explain little: weighed down.
 _MINOR_TYPES = frozenset({"Import", "Attribute", "Variable"})
 _MINOR_WEIGHT = 0.5
@@ -93,15 +88,4 @@ class SimpleKeywordStrategy:
             if _is_minor(hit.uko_type):
                 hit.score *= _MINOR_WEIGHT
         ranked = sorted(hits.values(), key=lambda h: -h.score)
-        filler = BudgetFiller(backends, budget, self.name)
-        full_left = _FULL_HITS
-        for hit in ranked:
-            if filler.remaining <= 0:
-                break
-            depth = requested_depth(request, hit.uko_type)
-            if depth is None:
-                depth = default_depth(hit.uko_type, best=full_left > 0)
-            added = filler.offer(hit.uri, depths_from(depth), hit.score, hit=hit)
-            if added is not None and added.detail_depth == 9:
-                full_left -= 1
-        return filler.fragments
+        return fill_in_rank_order(request, backends, budget, self.name, ranked)

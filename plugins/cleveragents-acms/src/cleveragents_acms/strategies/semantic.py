@@ -26,15 +26,12 @@ from typing import TYPE_CHECKING, Any
 from cleveragents.errors import CleverAgentsError
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents_acms.strategies._support import (
-    BudgetFiller,
     Hit,
-    default_depth,
     defers,
-    depths_from,
+    fill_in_rank_order,
     hit_from_result,
     log,
     query_of,
-    requested_depth,
 )
 from cleveragents_acms.strategies.query import analyze
 
@@ -54,7 +51,6 @@ EmbedderProvider = Callable[[], "Embedder | None"]
 
 _provider: list[EmbedderProvider] = []
 _lock = threading.Lock()
-_FULL_HITS = 3
 
 
 def set_embedder_provider(provider: EmbedderProvider | None) -> None:
@@ -161,15 +157,5 @@ class SemanticEmbeddingStrategy:
         embedding = embed_query(embedder, embedding_text(request))
         if embedding is None:
             return []
-        filler = BudgetFiller(backends, budget, self.name)
-        full_left = _FULL_HITS
-        for hit in vector_hits(backends, embedding, self.top_k):
-            if filler.remaining <= 0:
-                break
-            depth = requested_depth(request, hit.uko_type)
-            if depth is None:
-                depth = default_depth(hit.uko_type, best=full_left > 0)
-            added = filler.offer(hit.uri, depths_from(depth), hit.score, hit=hit)
-            if added is not None and added.detail_depth == 9:
-                full_left -= 1
-        return filler.fragments
+        hits = vector_hits(backends, embedding, self.top_k)
+        return fill_in_rank_order(request, backends, budget, self.name, hits)
