@@ -99,6 +99,19 @@ def test_skipped_source_files_are_named(tmp_path: Path, repo: Path) -> None:
     assert data["run"]["files_skipped"] == len(data["run"]["skipped"])
 
 
+def test_a_folder_with_nothing_to_index_says_so(tmp_path: Path, repo: Path) -> None:
+    """Indexing a folder of nothing but ignored or binary files warns, instead of a bare
+    "0 files" a user could take for success; a folder with files does not warn."""
+    home = tmp_path / "home"
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    (assets / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    done = _run(home, "index", str(assets), "--project", "assets").stdout
+    assert "0 files" in done and "skipped: 1 binary" in done
+    assert f"warning: nothing to index under {assets}" in done
+    assert "warning: nothing to index" not in _run(home, "index", str(repo)).stdout
+
+
 def test_a_revised_node_expands_as_it_was(tmp_path: Path, repo: Path) -> None:
     """After an edit and a re-index, ``context expand <uri>@<validFrom>`` prints the
     earlier version, marked as such, and the plain URI the current one."""

@@ -56,6 +56,11 @@ def _summary(resource: Any, result: Any) -> str:
                 f"  warning: {over} files were left out because the index reached its "
                 "total-size limit (context.file.max-total-size); raise it to index them"
             )
+        if meta.file_count == 0:
+            parts.append(
+                f"  warning: nothing to index under {resource.location}: no file there is text "
+                "the indexer takes (check the path, .gitignore and the skipped files above)"
+            )
         if run.errors:
             parts.append(
                 f"  {len(run.errors)} file problem(s), e.g. {run.errors[0][0]}: "
