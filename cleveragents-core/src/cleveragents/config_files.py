@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -250,26 +249,11 @@ def update_file(path: Path, key: str, value: Any, *, private: bool) -> dict[str,
 
 
 def _atomic_write(path: Path, text: str, mode: int) -> None:
-    import tempfile
+    from cleveragents.files import replace_file
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        replace_file(path, text, mode=mode)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot write {path}: {exc.strerror or exc}", details={"file": str(path)}
         ) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise ConfigurationError(
-                f"cannot write {path}: {exc.strerror or exc}", details={"file": str(path)}
-            ) from None
-        raise

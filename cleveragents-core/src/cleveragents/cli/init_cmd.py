@@ -7,7 +7,6 @@ keeping the previous file as ``config.toml.<timestamp>.bak``.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -62,17 +61,9 @@ def default_config_text() -> str:
 
 def _write_new(path: Path, text: str) -> None:
     """Write a private file atomically (never a half-written config)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    from cleveragents.files import replace_file
+
+    replace_file(path, text, mode=0o600)
 
 
 def _prepare_home(home: Path, *, force: bool) -> list[str]:

@@ -54,6 +54,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cleveragents.errors import BusinessRuleViolation, ConfigurationError
+from cleveragents.files import sync_directory
 from cleveragents.protocols.backends import EmbeddingChunk, VectorResult
 from cleveragents_backend_faiss import storage
 from cleveragents_backend_faiss.options import INDEX_TYPES, parse_options, positive_int
@@ -198,7 +199,7 @@ class FaissVectorBackend:
         if len(entries) != base_count:
             raise storage.CorruptIndexError("the entries file does not match the manifest")
         deleted: set[int] = set()
-        delta: dict[int, np.ndarray] = {}
+        delta: dict[int, Any] = {}  # rows of np (a local module here, not a type)
         delta_start = max(manifest.next_id, _max_id(entries) + 1)
         if manifest.has_delta:
             delta_start = int(manifest.delta_start)  # type: ignore[arg-type]
@@ -1005,7 +1006,7 @@ class FaissVectorBackend:
                 if self._dimension is None and not self._entries:
                     # Emptied with no dimension known: the folder holds no index at all.
                     (self.location / storage.MANIFEST_NAME).unlink(missing_ok=True)
-                    storage.fsync_directory(self.location)
+                    sync_directory(self.location)
                     storage.remove_stale_files(self.location, set())
                     self._base = None
                 elif self._compaction_due():
@@ -1074,7 +1075,7 @@ class FaissVectorBackend:
         self._base_dead = len(self._tombstones)
         self._legacy_keys = None
 
-    def _discard(self, temporary: list[Path], names: list[str]) -> None:
+    def _discard(self, temporary: list[Path], names: Sequence[str]) -> None:
         """Remove the files of a write that failed before its manifest was published."""
         for leftover in temporary:
             leftover.unlink(missing_ok=True)
@@ -1131,7 +1132,7 @@ class FaissVectorBackend:
 
     def _publish(self, manifest: storage.Manifest) -> None:
         """The commit point: replace the manifest, then remove files it no longer names."""
-        storage.fsync_directory(self.location)
+        sync_directory(self.location)
         storage.atomic_write_text(
             self.location / storage.MANIFEST_NAME,
             json.dumps(manifest.to_dict(), indent=2) + "\n",

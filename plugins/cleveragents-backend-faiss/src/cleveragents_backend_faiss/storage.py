@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cleveragents.files import replace_file
+
 __all__ = [
     "BASE_FORMAT_VERSION",
     "FORMAT_NAME",
@@ -54,7 +56,6 @@ __all__ = [
     "atomic_write_text",
     "commit_lock",
     "delta_names",
-    "fsync_directory",
     "generation_names",
     "parse_entry",
     "quarantine",
@@ -304,17 +305,6 @@ def fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def fsync_directory(location: Path) -> None:
-    """Make renames inside ``location`` durable (a no-op where unsupported)."""
-    if os.name != "posix":
-        return
-    fd = os.open(location, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def record_file(path: Path) -> FileRecord:
     """Fsync a finished data file and describe it for the manifest."""
     fsync_file(path)
@@ -323,17 +313,7 @@ def record_file(path: Path) -> FileRecord:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that readers see the old or the new file, whole."""
-    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_directory(path.parent)
+    replace_file(path, text, mode=0o644, durable=True)
 
 
 def remove_stale_files(location: Path, keep: set[str]) -> None:

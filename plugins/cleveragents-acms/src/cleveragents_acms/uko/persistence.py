@@ -3,8 +3,8 @@
 The graph backend is already durable (a pyoxigraph store on disk); a snapshot
 is a portable copy of it, for backups, moving an index between machines or
 restoring after a store was lost. Snapshots are N-Quads (named graphs, so the
-per-resource layout and the history survive) written atomically: a temporary
-file in the same folder, fsynced, then ``os.replace``.
+per-resource layout and the history survive) written whole or not at all
+(:func:`cleveragents.files.replace_file`).
 
 The revision chain records one entry per indexing run, each linked to the one
 before, in a small JSON Lines file beside the snapshot; ``revision_at(T)`` says
@@ -15,8 +15,6 @@ asks the backend for the triples valid at T.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cleveragents import paths
 from cleveragents.errors import ValidationError
+from cleveragents.files import replace_file
 from cleveragents.models.ids import new_ulid
 from cleveragents.protocols.backends import GraphIndexBackend, GraphResult
 
@@ -106,7 +105,7 @@ class UKOGraphPersistence:
             handle.write(header.encode("utf-8"))
             backend.export_nquads(handle)
 
-        _atomic_write(self.persist_path, write)
+        replace_file(self.persist_path, write)
         return self.persist_path
 
     def load(self) -> bool:
@@ -160,7 +159,7 @@ class UKOGraphPersistence:
         )
         lines = [json.dumps(_entry_dict(e)) for e in [*entries, entry]]
         payload = ("\n".join(lines) + "\n").encode("utf-8")
-        _atomic_write(self.chain_path, lambda handle: handle.write(payload))
+        replace_file(self.chain_path, payload)
         return entry
 
     def revision_at(self, timestamp: datetime) -> RevisionEntry | None:
@@ -194,18 +193,3 @@ def _entry_dict(entry: RevisionEntry) -> dict[str, Any]:
     data = asdict(entry)
     data["summary"] = dict(entry.summary)
     return data
-
-
-def _atomic_write(target: Path, write: Any) -> None:
-    """Write through a temporary sibling file and ``os.replace`` it over ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
