@@ -97,7 +97,10 @@ def test_pipeline_table_lists_all_ten_components(home: Path, tmp_path: Path) -> 
         assert config.get(f"context.pipeline.{slot}") == component
         assert component.startswith("builtin:")
     table = config.get("context.pipeline")
-    assert table["strategy-selector"] == "builtin:ConfidenceWeightedSelector"
+    assert table["strategy-selector"] == {
+        "component": "builtin:ConfidenceWeightedSelector",
+        "share-fallback-path": False,
+    }
     assert table["fragment-scorer"] == {
         "component": "builtin:WeightedCompositeScorer",
         "relevance-weight": 0.4,

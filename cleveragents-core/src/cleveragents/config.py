@@ -90,13 +90,15 @@ DEFAULTS: dict[str, Any] = {
     "context.warm.retention-hours": 24,
     "context.cold.max-decisions": 500,
     "context.cold.retention-days": 90,
-    # The spec's default set (001, "Default enabled") plus arce. On the quality benchmark
-    # (benchmarks/quality/README.md) this set puts the code to change in the context in
-    # 41 / 57 / 64 / 70 % of the issues at 4k / 8k / 16k / 32k tokens (arce alone 46 / 59 /
-    # 64 / 75 %; the spec's three alone 29 / 30 / 38 / 41 % when last measured), for
-    # about 0.2 s more per assembly (p50) than arce alone. The selector degrades
-    # along the spec's path arce -> breadth-depth-navigator -> semantic-embedding ->
-    # simple-keyword for missing backends and says so in the assembly's notes.
+    # The spec's default set (001, "Default enabled") plus arce. The selector treats the
+    # spec's fallback path arce -> breadth-depth-navigator -> semantic-embedding ->
+    # simple-keyword as a degradation path: of these, the first that can run is selected
+    # and the others stand by for it (and run if it finds nothing); a note says when a
+    # missing backend made the selector degrade. On the quality benchmark
+    # (benchmarks/quality/README.md) the four sharing the budget put the code to change
+    # in the context in 46 / 57 / 64 / 70 % of the issues at 4k / 8k / 16k / 32k tokens
+    # and ranked the gold file in the top five for 75-79 %; arce alone 48 / 59 / 64 / 75 %
+    # and 84 % (context.pipeline.strategy-selector.share-fallback-path restores sharing).
     "context.strategies.enabled": [
         "arce",
         "simple-keyword",
@@ -119,6 +121,9 @@ DEFAULTS: dict[str, Any] = {
     **{f"context.pipeline.{slot}": component for slot, component in PIPELINE_SLOTS.items()},
     # what strategies sharing a budget leave unused goes to the leading one
     "context.pipeline.budget-allocator.refill-unused": True,
+    # false: of the fallback path, the first strategy that can run is selected and the
+    # later ones stand by for it (unless a request names strategies)
+    "context.pipeline.strategy-selector.share-fallback-path": False,
     "context.pipeline.strategy-executor.timeout-seconds": 30,
     "context.pipeline.strategy-executor.max-workers": 4,
     "context.pipeline.strategy-executor.circuit-breaker-threshold": 3,

@@ -89,3 +89,25 @@ def test_named_strategies_run_alone(home: Path, library: Path) -> None:
     assert default.strategies_used == ("probe-keyword",)
     with pytest.raises(NotFoundError, match="unknown strategy 'nope'"):
         api.assemble("x", project="my-lib", strategies=["nope"])
+
+
+def test_by_default_arce_leads_and_the_fallback_path_stands_by(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: Path
+) -> None:
+    """With the built-in strategies only: arce runs, the later strategies of the fallback
+    path stand by for it, and the recorded assembly says why; sharing is a setting."""
+    monkeypatch.delenv("CLEVERAGENTS_CONTEXT__STRATEGIES__ENABLED", raising=False)
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "plain"))
+    context = api.assemble("how is a failing plugin skipped", path=library, budget=2000)
+    assert context.strategies_used == ("arce",) and context.fragments
+    report = api.open_context().history.last("my-lib")
+    assert report is not None
+    standing_by = "stands by for arce on the fallback path"
+    assert report.not_selected["breadth-depth-navigator"] == standing_by
+    assert report.not_selected["simple-keyword"] == standing_by
+
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "sharing"))
+    setting = "CLEVERAGENTS_CONTEXT__PIPELINE__STRATEGY_SELECTOR__SHARE_FALLBACK_PATH"
+    monkeypatch.setenv(setting, "true")
+    shared = api.assemble("how is a failing plugin skipped", path=library, budget=4000)
+    assert shared.strategies_used[0] == "arce" and len(shared.strategies_used) > 1

@@ -268,7 +268,7 @@ def test_budget_the_others_leave_unused_goes_to_the_leading_strategy() -> None:
     """The leader filled its share, the other found little: the leader runs again with
     its share plus the slack, the context uses the budget, and stages 4-8 run twice."""
     leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
-    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    sparse = StubStrategy("temporal-archaeology", 0.7, quality=0.3, fragments=fragments(1))
     pipeline, spies = spied_pipeline([leader, sparse])
     context = pipeline.assemble(make_request(), BackendSet(), 8000)
 
@@ -281,7 +281,7 @@ def test_budget_the_others_leave_unused_goes_to_the_leading_strategy() -> None:
         "strategy-executor": 2,
         "budget-packer": 2,
     }
-    assert set(context.strategies_used) == {"arce", "simple-keyword"}
+    assert set(context.strategies_used) == {"arce", "temporal-archaeology"}
 
     settings = stage_settings({"context.pipeline.budget-allocator.refill-unused": False})
     leader.calls.clear()
@@ -295,10 +295,10 @@ def test_budget_the_others_leave_unused_goes_to_the_leading_strategy() -> None:
 def test_a_small_budget_is_refilled_below_the_min_useful_budget() -> None:
     """At 3,000 tokens a few hundred left unused are a tenth of the context: refilled,
     though fewer than min-useful-budget (500)."""
-    keyword = filling("simple-keyword")
+    history = filling("temporal-archaeology")
     leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
     sparse = StubStrategy(  # finds two thirds of its share
-        "simple-keyword", 0.7, quality=0.3, fragments=lambda budget: keyword(budget * 2 // 3)
+        "temporal-archaeology", 0.7, quality=0.3, fragments=lambda budget: history(budget * 2 // 3)
     )
     pipeline, _ = spied_pipeline([leader, sparse])
     context = pipeline.assemble(make_request(), BackendSet(), 3000)
@@ -319,7 +319,7 @@ def test_no_refill_for_a_lone_strategy_or_a_leader_that_left_its_share_unused() 
     assert len(alone.calls) == 1
 
     timid = StubStrategy("arce", 0.9, quality=0.95, fragments=fragments(2, strategy="arce"))
-    other = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    other = StubStrategy("temporal-archaeology", 0.7, quality=0.3, fragments=fragments(1))
     ContextAssemblyPipeline(None, [timid, other], tokenizer=CL100K).assemble(
         make_request(), BackendSet(), 8000
     )
@@ -331,15 +331,15 @@ def test_inspection_reports_the_refilled_allocation() -> None:
     from cleveragents_acms.context.recording import RecordingPipeline
 
     leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
-    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    sparse = StubStrategy("temporal-archaeology", 0.7, quality=0.3, fragments=fragments(1))
     pipeline = RecordingPipeline(None, [leader, sparse], tokenizer=CL100K)
     context = pipeline.assemble(make_request(), BackendSet(), 8000)
     records = {r.name: r for r in pipeline.strategy_records(context)}
     (_, first), (_, second) = leader.calls
     assert (records["arce"].tokens, records["arce"].refilled) == (first, second - first)
-    assert records["simple-keyword"].refilled == 0
+    assert records["temporal-archaeology"].refilled == 0
     assert records["arce"].fragments == len(filling("arce")(second))
-    assert records["simple-keyword"].fragments == 1
+    assert records["temporal-archaeology"].fragments == 1
     assert all(ms >= 0 for ms in pipeline.stage_ms.values())
 
 
@@ -347,7 +347,7 @@ def test_after_a_refill_dropped_lists_what_the_final_packing_left_out() -> None:
     """Packing runs twice; the context's dropped list is the second packing's, not both."""
     leader = StubStrategy("arce", 0.9, quality=0.95, fragments=filling("arce"))
     huge = make_fragment(f"{BASE}/pkg/big.py#huge", source("huge", 900), path="pkg/big.py")
-    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=[huge])
+    sparse = StubStrategy("temporal-archaeology", 0.7, quality=0.3, fragments=[huge])
     context = ContextAssemblyPipeline(None, [leader, sparse], tokenizer=CL100K).assemble(
         make_request(), BackendSet(), 8000
     )
@@ -369,7 +369,7 @@ def test_a_leader_that_fails_on_the_refill_keeps_its_first_fragments() -> None:
         return produce(budget)
 
     leader = StubStrategy("arce", 0.9, quality=0.95, fragments=once)
-    sparse = StubStrategy("simple-keyword", 0.7, quality=0.3, fragments=fragments(1))
+    sparse = StubStrategy("temporal-archaeology", 0.7, quality=0.3, fragments=fragments(1))
     context = ContextAssemblyPipeline(None, [leader, sparse], tokenizer=CL100K).assemble(
         make_request(), BackendSet(), 8000
     )
@@ -422,3 +422,34 @@ def test_what_a_strategy_could_not_fit_is_listed_unless_delivered() -> None:
         (d.uko_node.rsplit("#", 1)[1], d.detail_depth, d.delivered_depth) for d in context.dropped
     ]
     assert listed == [("missing", 9, None), ("Shallow", 9, 4)]
+
+
+def test_the_strategies_standing_by_run_when_the_lead_finds_nothing() -> None:
+    """The fallback path's later strategies stand by for arce; when it fails or finds
+    nothing they get their turn, with a note, so a context is still produced. A request
+    that names arce gets exactly what arce found."""
+
+    def broken(budget: int) -> list[ContextFragment]:
+        raise RuntimeError("index went away")
+
+    for lead in (
+        StubStrategy("arce", 0.9, quality=0.95, fragments=[]),
+        StubStrategy("arce", 0.9, quality=0.95, fragments=broken),
+    ):
+        navigator = StubStrategy(
+            "breadth-depth-navigator", 0.6, quality=0.85, fragments=fragments(3)
+        )
+        pipeline = ContextAssemblyPipeline(None, [lead, navigator], tokenizer=CL100K)
+        context = pipeline.assemble(make_request(), BackendSet(), 4000)
+        assert len(navigator.calls) == 1
+        assert len(context.fragments) == 3
+        assert context.strategies_used == ("breadth-depth-navigator",)
+        assert "arce found nothing; trying the others" in context.notes
+
+    named = make_request(preferred_strategies=("arce",))
+    navigator = StubStrategy("breadth-depth-navigator", 0.6, quality=0.85, fragments=fragments(3))
+    empty = StubStrategy("arce", 0.9, quality=0.95, fragments=[])
+    context = ContextAssemblyPipeline(None, [empty, navigator], tokenizer=CL100K).assemble(
+        named, BackendSet(), 4000
+    )
+    assert not context.fragments and not navigator.calls

@@ -148,8 +148,39 @@ def test_selector_ranks_by_confidence_times_quality() -> None:
     """A confident but weak strategy ranks below a less confident, better one."""
     keyword = StubStrategy("simple-keyword", 0.9, quality=0.3)
     navigator = StubStrategy("breadth-depth-navigator", 0.5, quality=0.85)
-    chosen = ConfidenceWeightedSelector().select([keyword, navigator], make_request(), backends())
+    sharing = ConfidenceWeightedSelector(share_fallback_path=True)
+    chosen = sharing.select([keyword, navigator], make_request(), backends())
     assert chosen == [(navigator, 0.5), (keyword, 0.9)]
+
+
+def test_the_fallback_path_is_a_degradation_path() -> None:
+    """Unless the request names strategies, the first strategy of the fallback path that
+    can run is selected and the later ones stand by; strategies off the path run beside
+    it. A later one leads when the first cannot run."""
+    arce = StubStrategy("arce", 0.9, quality=0.95)
+    navigator = StubStrategy("breadth-depth-navigator", 0.6, quality=0.85)
+    keyword = StubStrategy("simple-keyword", 0.7, quality=0.3)
+    history = StubStrategy("temporal-archaeology", 0.5, quality=0.5)
+    events: list[Any] = []
+    selector = ConfidenceWeightedSelector(listeners=[events.append])
+    offered = [keyword, navigator, arce, history]
+    chosen = selector.select(offered, make_request(), backends())
+    assert [s.name for s, _ in chosen] == ["arce", "temporal-archaeology"]
+    assert events[-1].excluded == {
+        "breadth-depth-navigator": "stands by for arce on the fallback path",
+        "simple-keyword": "stands by for arce on the fallback path",
+    }
+    declining = StubStrategy("arce", 0.0, quality=0.95)
+    chosen = selector.select([keyword, navigator, declining], make_request(), backends())
+    assert [s.name for s, _ in chosen] == ["breadth-depth-navigator"]
+    named = make_request(preferred_strategies=("arce", "simple-keyword"))
+    chosen = selector.select(offered, named, backends())
+    assert [s.name for s, _ in chosen] == ["arce", "simple-keyword"]
+    with running({"strategy-selector": {"share-fallback-path": True}}):
+        chosen = selector.select(offered, make_request(), backends())
+    assert [s.name for s, _ in chosen] == [
+        "arce", "breadth-depth-navigator", "temporal-archaeology", "simple-keyword"
+    ]  # fmt: skip
 
 
 def test_selector_skips_declining_raising_and_duplicate_strategies() -> None:

@@ -578,6 +578,8 @@ def echo_report(report: AssemblyReport, *, max_dropped: int = 20) -> None:
     click.echo()
     click.echo("Strategies:")
     _strategy_table(report.strategies, "delivered", empty="  (no strategy ran)")
+    for name, why in report.not_selected.items():
+        click.echo(f"  not selected: {name} ({why})")
     click.echo()
     if report.fragments:
         click.echo("Fragments:")

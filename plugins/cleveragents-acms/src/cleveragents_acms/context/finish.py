@@ -217,6 +217,7 @@ def build_report(
         phase=phase,
         stages=pipeline.stage_records(),
         strategies=pipeline.strategy_records(context),
+        not_selected=dict(pipeline.not_selected),
         notes=list(context.notes),
         fragments=fragments,
         dropped=[d.model_dump(mode="json") for d in context.dropped],

@@ -68,6 +68,8 @@ class AssemblyReport:
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     stages: list[StageRecord] = field(default_factory=list)
     strategies: list[StrategyRecord] = field(default_factory=list)
+    #: strategy -> why the selector left it out
+    not_selected: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     fragments: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)

@@ -18,6 +18,7 @@ from cleveragents.models.context import AssembledContext, ContextFragment
 from cleveragents_acms.context.history import StageRecord, StrategyRecord
 from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.config import SLOT_FIELDS
+from cleveragents_acms.pipeline.selector import SELECTION_MEMO
 
 __all__ = ["RecordingPipeline"]
 
@@ -35,6 +36,8 @@ class RecordingPipeline(ContextAssemblyPipeline):
         #: slot -> why its component was replaced (when loading it, or while it ran)
         self.stage_problems: dict[str, str] = dict(self.config.problems)
         self.selected: list[tuple[str, float]] = []
+        #: strategy -> why the selector left it out (standing by, declined, a backend missing)
+        self.not_selected: dict[str, str] = {}
         self.allocated: dict[str, int] = {}
         self.returned: Counter[str] = Counter()
         self.refilled: dict[str, int] = {}
@@ -59,6 +62,8 @@ class RecordingPipeline(ContextAssemblyPipeline):
                 self.stage_problems[slot] = replaced[0]
         if slot == "strategy-selector":
             self.selected = [(_name(s), float(c)) for s, c in result]
+            event = services.memo.get(SELECTION_MEMO) if services is not None else None
+            self.not_selected = dict(getattr(event, "excluded", None) or {})
         elif slot == "budget-allocator":
             self.allocated = {_name(s): int(t) for s, _, t in result}
         elif slot == "strategy-executor":

@@ -241,27 +241,19 @@ class ContextAssemblyPipeline:
         fragment_budget = max(0, available - skeleton_reserve - preamble_reserve)
 
         # -- Phase 1: strategy orchestration ----------------------------------------------
-        candidates = self._run(
-            "strategy-selector", "select", _selection, self._strategies, request, backends
+        allocations, raw = self._orchestrate(
+            self._strategies, request, backends, fragment_budget, plan_context, counts
         )
-        allocations = self._run(
-            "budget-allocator",
-            "allocate",
-            _allocation(candidates, fragment_budget),
-            candidates,
-            fragment_budget,
-            request,
-        )
-        raw = self._run(
-            "strategy-executor",
-            "execute",
-            _fragments,
-            allocations,
-            request,
-            backends,
-            plan_context,
-            fix=counts.fix_all,
-        )
+        if not raw and not request.preferred_strategies:
+            # The strategies that stood by (the later ones of the fallback path) get their
+            # turn when the selected ones failed or found nothing.
+            tried = {_name(s) for s, _, _ in allocations}
+            rest = [s for s in self._strategies if _name(s) not in tried]
+            if tried and rest:
+                note(f"{', '.join(sorted(tried))} found nothing; trying the others")
+                allocations, raw = self._orchestrate(
+                    rest, request, backends, fragment_budget, plan_context, counts
+                )
 
         # -- Phase 2: fragment fusion ---------------------------------------------------------
         mark = len(services.dropped)
@@ -360,6 +352,39 @@ class ContextAssemblyPipeline:
         )
         ordered = self._run("fragment-orderer", "order", _permutation_of(packed), list(packed))
         return list(scored), list(packed), list(ordered)
+
+    def _orchestrate(
+        self,
+        strategies: Sequence[Any],
+        request: ContextRequest,
+        backends: BackendSet,
+        fragment_budget: int,
+        plan_context: object,
+        counts: _ExactCounts,
+    ) -> tuple[list[Any], list[ContextFragment]]:
+        """Stages 1-3: select among ``strategies``, allocate, execute."""
+        candidates = self._run(
+            "strategy-selector", "select", _selection, strategies, request, backends
+        )
+        allocations = self._run(
+            "budget-allocator",
+            "allocate",
+            _allocation(candidates, fragment_budget),
+            candidates,
+            fragment_budget,
+            request,
+        )
+        raw = self._run(
+            "strategy-executor",
+            "execute",
+            _fragments,
+            allocations,
+            request,
+            backends,
+            plan_context,
+            fix=counts.fix_all,
+        )
+        return allocations, raw
 
     def _refill(
         self,
