@@ -172,6 +172,24 @@ def test_a_raising_custom_stage_is_replaced_and_reported(ctx_service: Any) -> No
     assert cost(outcome.context) <= 3000
 
 
+def test_a_projects_preferred_strategies_run_as_if_named(ctx_service: Any) -> None:
+    """`project context set --strategy S`: a request that names none runs the project's
+    strategies, never left standing by on the fallback path; a request's own names win."""
+    policy = ctx_service.policies.get("demo")
+    ctx_service.policies.save(
+        policy.with_settings(strategies=("simple-keyword", "breadth-depth-navigator"))
+    )
+    try:
+        context = ctx_service.assemble(request(), project="demo", budget=3000)
+        assert set(context.strategies_used) == {"simple-keyword", "breadth-depth-navigator"}
+        named = ctx_service.assemble(
+            request(preferred_strategies=("arce",)), project="demo", budget=3000
+        )
+        assert named.strategies_used == ("arce",)
+    finally:
+        ctx_service.policies.save(policy)
+
+
 def test_policy_views_scope_the_assembly(ctx_service: Any) -> None:
     """Path exclusions remove files; a phase inherits the nearest view set above it."""
     base = ctx_service.assemble(request(), project="demo", budget=8000)

@@ -179,10 +179,9 @@ class ContextService:
         policy = self.policies.get(project)
         view = policy.resolve_view(phase)
         scope = resolve_scope(self.database, self.registry, self.config, project, view)
-        request = self._apply_settings(request, policy)
-        strategies, strategy_notes = self._strategies(
-            request, policy, for_plan=plan is not None or bool(decisions)
-        )
+        for_plan = plan is not None or bool(decisions)
+        request = self._apply_settings(request, policy, for_plan=for_plan)
+        strategies, strategy_notes = self._strategies(request, policy, for_plan=for_plan)
         parent = self._plans.get(plan.parent_plan_id) if plan and plan.parent_plan_id else None
         if parent_context is None and parent is not None:
             parent_context = parent[0]
@@ -435,13 +434,27 @@ class ContextService:
         valid = ", ".join(sorted(set(names)))
         raise ValidationError(f"unknown detail level '{depth}' (valid: {valid}, or 0-9)")
 
+    def _has(self, strategy: str) -> bool:
+        try:
+            return strategy in self.registry.strategies
+        except Exception:
+            return False
+
     def _apply_settings(
-        self, request: ContextRequest, policy: ProjectContextPolicy
+        self, request: ContextRequest, policy: ProjectContextPolicy, *, for_plan: bool = False
     ) -> ContextRequest:
-        """The project's defaults for what the request leaves unset."""
+        """The project's defaults for what the request leaves unset.
+
+        The project's preferred strategies are what a request that names none runs, as if
+        it named them (with plan-decision-context, for a plan's assembly).
+        """
         settings = policy.settings
         given = request.model_fields_set
         update: dict[str, Any] = {}
+        if not request.preferred_strategies and settings.strategies:
+            plan_strategies = [PLAN_DECISIONS] if for_plan and self._has(PLAN_DECISIONS) else []
+            named = dict.fromkeys([*settings.strategies, *plan_strategies])
+            update["preferred_strategies"] = tuple(named)
         if "breadth" not in given and settings.default_breadth is not None:
             update["breadth"] = settings.default_breadth
         if "depth" not in given and settings.default_depth is not None:
@@ -458,9 +471,10 @@ class ContextService:
         A request that names strategies (``--strategy``, ``strategies=``) gets
         exactly those, plus the strategies after each on the spec's fallback
         path (the selector uses one only as a stand-in for a named strategy
-        that lacks a backend). Otherwise: the project's preferred strategies,
-        then ``context.strategies.enabled``, then plan-decision-context when
-        the assembly is for a plan (it declines without decisions).
+        that lacks a backend); a project's preferred strategies count as named
+        (:meth:`_apply_settings`). Otherwise: ``context.strategies.enabled``,
+        then plan-decision-context when the assembly is for a plan (it declines
+        without decisions).
         """
         from cleveragents_acms.pipeline.selector import FALLBACK_CHAIN
 
@@ -485,7 +499,7 @@ class ContextService:
         else:
             enabled = self.config.get("context.strategies.enabled") or []
             plan_strategies = [PLAN_DECISIONS] if for_plan and PLAN_DECISIONS in view else []
-            wanted = list(dict.fromkeys([*policy.settings.strategies, *enabled, *plan_strategies]))
+            wanted = list(dict.fromkeys([*enabled, *plan_strategies]))
         notes: list[str] = []
         strategies: list[Any] = []
         for name in wanted:
