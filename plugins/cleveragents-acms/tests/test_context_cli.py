@@ -574,3 +574,19 @@ def test_a_missing_text_index_is_reported_with_the_fix(ctx_cli: Run, ctx_home: P
         "run `cleveragents index PATH --project demo --force`"
     ) in data["notes"]
     assert not (ctx_home / "index" / "text" / "demo").exists()  # reading creates nothing
+
+
+def test_simulate_and_inspect_name_the_strategies_standing_by(ctx_cli: Run) -> None:
+    """With arce and simple-keyword enabled, arce runs and both commands say that
+    simple-keyword stood by for it, and why."""
+    env = {"CLEVERAGENTS_CONTEXT__STRATEGIES__ENABLED": '["arce", "simple-keyword"]'}
+    line = "  not selected: simple-keyword (stands by for arce on the fallback path)"
+    simulated = ctx_cli(
+        "context", "simulate", QUESTION, "--project", "demo", "--budget", "2000", **env
+    ).stdout
+    assert re.search(r"^arce\s", simulated, flags=re.MULTILINE) and line in simulated
+    ctx_cli("context", "assemble", QUESTION, "--project", "demo", "--budget", "2000", **env)
+    inspected = ctx_cli("context", "inspect", "--project", "demo", **env).stdout
+    assert line in inspected
+    report = json.loads(ctx_cli("context", "inspect", "--project", "demo", "--json").stdout)
+    assert report["not_selected"] == {"simple-keyword": line.split("(", 1)[1][:-1]}

@@ -485,6 +485,7 @@ def run_simulation(app: Any, name: str, query: str, options: AssemblyOptions) ->
     click.echo()
     click.echo("Allocation per strategy:")
     _strategy_table(report.strategies, "selected", empty="  (no strategy would run)")
+    _echo_not_selected(report)
     click.echo()
     click.echo("Would be selected:")
     _fragment_table(report.fragments, empty="  (nothing)")
@@ -494,6 +495,12 @@ def run_simulation(app: Any, name: str, query: str, options: AssemblyOptions) ->
         downgraded = sum(1 for d in report.dropped if d.get("delivered_depth") is not None)
         click.echo(f"Would drop {len(report.dropped) - downgraded} and downgrade {downgraded}.")
     echo_notes(report.notes)
+
+
+def _echo_not_selected(report: Any) -> None:
+    """One line per strategy the selector left out, with why (standing by, declined …)."""
+    for name, why in report.not_selected.items():
+        click.echo(f"  not selected: {name} ({why})")
 
 
 def _strategy_table(strategies: Any, delivered: str, *, empty: str) -> None:
@@ -578,8 +585,7 @@ def echo_report(report: AssemblyReport, *, max_dropped: int = 20) -> None:
     click.echo()
     click.echo("Strategies:")
     _strategy_table(report.strategies, "delivered", empty="  (no strategy ran)")
-    for name, why in report.not_selected.items():
-        click.echo(f"  not selected: {name} ({why})")
+    _echo_not_selected(report)
     click.echo()
     if report.fragments:
         click.echo("Fragments:")
