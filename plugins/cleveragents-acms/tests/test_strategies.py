@@ -538,6 +538,40 @@ class WordEmbedder:
         return [hashed_embedding(text, self.dimension) for text in texts]
 
 
+class SpellingEmbedder(WordEmbedder):
+    """Lexical, like hashing-ngram, and with a nearest neighbour for any text."""
+
+    name = "spelling"
+    lexical = True
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0] + [0.0] * (self.dimension - 1) for _ in texts]
+
+
+def test_arce_says_when_only_a_lexical_embedder_found_anything(corpus: Corpus) -> None:
+    """Words the code base does not hold still have a lexical embedder's nearest
+    neighbours: arce delivers them with a note saying what they are; a question the text
+    index answers gets no such note."""
+    embedder = SpellingEmbedder()
+    vector = InMemoryVectorBackend()
+    loader = corpus.source.nodes([LOAD_ONE])[LOAD_ONE]
+    metadata = {"resource_id": RESOURCE_A, "path": loader.path}
+    vector.index_embedding("demo", LOAD_ONE, embedder.embed(["x"])[0], metadata)
+    backends = dataclasses.replace(
+        corpus.backends(), vector=make_backend_set(None, vector, None, [RESOURCE_A]).vector
+    )
+    notes = {}
+    for question in ("zzqqxx wwvvyy", PLUGIN_QUESTION):
+        services = AssemblyServices(tokenizer=CL100K)
+        with assembly.use(services):
+            fragments = ArceStrategy(embedder=embedder).assemble(
+                ContextRequest(query=question), backends, 3000, None
+            )
+        assert fragments
+        notes[question] = [n for n in services.notes if "alike in spelling" in n]
+    assert len(notes["zzqqxx wwvvyy"]) == 1 and not notes[PLUGIN_QUESTION]
+
+
 def test_semantic_needs_a_vector_backend_and_an_embedder(corpus: Corpus) -> None:
     """Without either it declines; the provider hook supplies the embedder."""
     request = ContextRequest(query=PLUGIN_QUESTION)

@@ -166,6 +166,17 @@ class Evidence:
     queried: set[str] = field(default_factory=set)
     fused: dict[str, float] = field(default_factory=dict)
 
+    def found_by_text(self) -> bool:
+        """Whether anything but the vector channel found a node: a text query, the whole
+        question, a mention, a definition or a quoted message."""
+        return bool(
+            any(uris for uris, _ in self.text_lists)
+            or self.issue
+            or self.mention_list
+            or self.definitions
+            or self.message_files
+        )
+
     def add_hits(self, hits: Iterable[Hit]) -> None:
         for hit in hits:
             known = self.hits.get(hit.uri)

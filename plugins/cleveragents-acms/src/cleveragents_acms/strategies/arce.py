@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from cleveragents import assembly
 from cleveragents.models.context import ContextFragment, ContextRequest, StrategyCapabilities
 from cleveragents.models.uko import DEPTH_FULL
+from cleveragents_acms.pipeline._common import note
 from cleveragents_acms.strategies._delivery import Delivery
 from cleveragents_acms.strategies._evidence import LEXICAL_TRUST, Evidence, gather, search
 from cleveragents_acms.strategies._file_text import read_likeliest
@@ -136,6 +137,13 @@ class ArceStrategy:
         evidence = self._evidence(request, backends, view, analysis)
         if not evidence.fused:
             return []
+        if evidence.vector_trust < 1.0 and not evidence.found_by_text():
+            # A lexical embedder always has nearest neighbours, even for words the code
+            # base does not hold: say so, or its look-alikes pass for an answer.
+            note(
+                "arce: no indexed text holds the question's words; its fragments are only "
+                "alike in spelling (the lexical embedder's nearest neighbours)"
+            )
         if backends.nodes is None or view is None:
             return self._deliver_hits(request, backends, budget, evidence)
         return Delivery(self.name, request, backends, view, evidence, budget).run(
