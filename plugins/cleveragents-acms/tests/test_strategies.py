@@ -465,16 +465,21 @@ def test_arce_never_exceeds_its_budget(corpus: Corpus, budget: int) -> None:
         assert len(fragments) > 2
 
 
-def test_arce_uses_the_vector_channel_when_present(corpus: Corpus) -> None:
-    """With a vector backend and an embedder, its hits join the fusion."""
-    embedder = WordEmbedder()
+def with_one_vector(corpus: Corpus, embedder: Any, text: str) -> BackendSet:
+    """The corpus's backends plus a vector backend holding ``LOAD_ONE`` embedded as ``text``."""
     vector = InMemoryVectorBackend()
     loader = corpus.source.nodes([LOAD_ONE])[LOAD_ONE]
     metadata = {"resource_id": RESOURCE_A, "path": loader.path}
-    vector.index_embedding("demo", LOAD_ONE, embedder.embed(["plugin fails crash"])[0], metadata)
-    backends = dataclasses.replace(
+    vector.index_embedding("demo", LOAD_ONE, embedder.embed([text])[0], metadata)
+    return dataclasses.replace(
         corpus.backends(), vector=make_backend_set(None, vector, None, [RESOURCE_A]).vector
     )
+
+
+def test_arce_uses_the_vector_channel_when_present(corpus: Corpus) -> None:
+    """With a vector backend and an embedder, its hits join the fusion."""
+    embedder = WordEmbedder()
+    backends = with_one_vector(corpus, embedder, "plugin fails crash")
     fragments = run(
         ArceStrategy(embedder=embedder), ContextRequest(query="plugin fails crash"), backends
     )
@@ -553,13 +558,7 @@ def test_arce_says_when_only_a_lexical_embedder_found_anything(corpus: Corpus) -
     neighbours: arce delivers them with a note saying what they are; a question the text
     index answers gets no such note."""
     embedder = SpellingEmbedder()
-    vector = InMemoryVectorBackend()
-    loader = corpus.source.nodes([LOAD_ONE])[LOAD_ONE]
-    metadata = {"resource_id": RESOURCE_A, "path": loader.path}
-    vector.index_embedding("demo", LOAD_ONE, embedder.embed(["x"])[0], metadata)
-    backends = dataclasses.replace(
-        corpus.backends(), vector=make_backend_set(None, vector, None, [RESOURCE_A]).vector
-    )
+    backends = with_one_vector(corpus, embedder, "x")
     notes = {}
     for question in ("zzqqxx wwvvyy", PLUGIN_QUESTION):
         services = AssemblyServices(tokenizer=CL100K)
