@@ -434,12 +434,6 @@ class ContextService:
         valid = ", ".join(sorted(set(names)))
         raise ValidationError(f"unknown detail level '{depth}' (valid: {valid}, or 0-9)")
 
-    def _has(self, strategy: str) -> bool:
-        try:
-            return strategy in self.registry.strategies
-        except Exception:
-            return False
-
     def _apply_settings(
         self, request: ContextRequest, policy: ProjectContextPolicy, *, for_plan: bool = False
     ) -> ContextRequest:
@@ -452,7 +446,8 @@ class ContextService:
         given = request.model_fields_set
         update: dict[str, Any] = {}
         if not request.preferred_strategies and settings.strategies:
-            plan_strategies = [PLAN_DECISIONS] if for_plan and self._has(PLAN_DECISIONS) else []
+            known = PLAN_DECISIONS in self.registry.strategies
+            plan_strategies = [PLAN_DECISIONS] if for_plan and known else []
             named = dict.fromkeys([*settings.strategies, *plan_strategies])
             update["preferred_strategies"] = tuple(named)
         if "breadth" not in given and settings.default_breadth is not None:
