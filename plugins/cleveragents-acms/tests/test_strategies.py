@@ -30,7 +30,7 @@ from cleveragents.models.context import (
     TemporalScope,
 )
 from cleveragents.models.plans import Decision
-from cleveragents.models.uko import UKONode, node_uri
+from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode, node_uri
 from cleveragents.plugins import PluginHost
 from cleveragents.protocols.backends import BackendSet
 from cleveragents.storage.database import Database
@@ -45,7 +45,12 @@ from cleveragents_acms.pipeline.assembly import ContextAssemblyPipeline
 from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 from cleveragents_acms.strategies._anchors import module_paths, path_candidates
-from cleveragents_acms.strategies._delivery import LocalScorer, _inside
+from cleveragents_acms.strategies._delivery import (
+    LocalScorer,
+    _inside,
+    _lines,
+    _shown_by_outline,
+)
 from cleveragents_acms.strategies._evidence import issue_chunks, mentions
 from cleveragents_acms.strategies._graph import GraphView
 from cleveragents_acms.strategies._support import DEFER_FACTOR
@@ -416,6 +421,28 @@ def test_arce_counts_the_attributes_an_init_sets_as_part_of_it(tmp_path: Path) -
     assert _inside(capacity, init)
     assert not _inside(by_name["Spool.size"], init) and not _inside(init, init)
     assert _inside(init, by_name["Spool"])
+
+
+def test_a_class_outline_shows_its_one_line_members(tmp_path: Path) -> None:
+    """What arce's delivery relies on to leave out a one-line member beside its class's
+    outline: the Python analyzer's signatures rendering shows that line as it is."""
+    source = (
+        "import enum\n\n\nclass Source(enum.Enum):\n    ENVIRONMENT = enum.auto()\n"
+        "    DEFAULT = enum.auto()\n\n    def describe(self):\n        return self.name\n"
+    )
+    (tmp_path / "source.py").write_text(source)
+    nodes = (
+        PythonAnalyzer()
+        .analyze(tmp_path / "source.py", source, resource_id=RESOURCE_A, relative_path="source.py")
+        .nodes
+    )
+    by_name = {n.qualname: n for n in nodes if n.qualname}
+    outline = by_name["Source"]
+    shown = [(outline, _lines(outline.rendering(DEPTH_SIGNATURES)))]
+    assert _shown_by_outline(by_name["Source.ENVIRONMENT"], shown)
+    assert _shown_by_outline(by_name["Source.DEFAULT"], shown)
+    assert not _shown_by_outline(by_name["Source.describe"], shown)  # a body is more
+    assert not _shown_by_outline(by_name["Source.DEFAULT"], [])
 
 
 def test_the_function_raising_the_quoted_message_ranks_first_in_its_file() -> None:

@@ -17,9 +17,15 @@ OTHER = "r/other.py"
 class _Filler:
     """Takes a unit at the first of the offered depths whose size fits (as BudgetFiller)."""
 
-    def __init__(self, budget: int, sizes: Mapping[str, Mapping[int, int]]) -> None:
+    def __init__(
+        self,
+        budget: int,
+        sizes: Mapping[str, Mapping[int, int]],
+        texts: Mapping[str, str] | None = None,
+    ) -> None:
         self.budget = budget
         self.sizes = sizes
+        self.texts = texts or {}
         self.fragments: list[Any] = []
 
     @property
@@ -44,11 +50,18 @@ class _Filler:
             tokens = self.sizes.get(uri, {}).get(depth)
             if tokens is not None and tokens <= room:
                 fragment = _Fragment(
-                    uko_node=uri, detail_depth=depth, token_count=tokens, relevance_score=relevance
+                    uko_node=uri,
+                    detail_depth=depth,
+                    token_count=tokens,
+                    relevance_score=relevance,
+                    content=self.texts.get(uri, ""),
                 )
                 self.fragments.append(fragment)
                 return fragment
         return None
+
+    def withdraw(self, uri: str) -> None:
+        self.fragments[:] = [f for f in self.fragments if f.uko_node != uri]
 
 
 class _Fragment(SimpleNamespace):
@@ -56,18 +69,35 @@ class _Fragment(SimpleNamespace):
         return _Fragment(**{**vars(self), **update})
 
 
+_TYPES = {"outline": "uko-oo:Class", "node": "uko-func:Function", "file": "uko-code:Module"}
+
+
 def _fragments(
     budget: int,
     units: list[_Unit],
     probability: dict[str, float],
     sizes: Mapping[str, Mapping[int, int]],
+    *,
+    texts: Mapping[str, str] | None = None,
+    types: Mapping[str, str] | None = None,
 ) -> list[Any]:
+    """What ``_take`` delivers; ``texts`` are the fragments' contents (and a node's full
+    text), ``types`` a unit's UKO type when its kind does not say it."""
     delivery = object.__new__(Delivery)
     delivery.budget = budget
-    delivery.filler = _Filler(budget, sizes)
+    delivery.filler = _Filler(budget, sizes, texts)
+    known_texts, known_types = texts or {}, types or {}
     # no line ranges: containment is by URI alone here
     nodes = {
-        u.uri: SimpleNamespace(uri=u.uri, path=u.file, start_line=0, end_line=0) for u in units
+        u.uri: SimpleNamespace(
+            uri=u.uri,
+            path=u.file,
+            start_line=0,
+            end_line=0,
+            uko_type=known_types.get(u.uri, _TYPES[u.kind]),
+            rendering=lambda depth, uri=u.uri: known_texts.get(uri, ""),
+        )
+        for u in units
     }
     return delivery._take(units, list(probability), probability, nodes)  # type: ignore[arg-type]
 
@@ -164,6 +194,29 @@ def test_a_large_class_outline_does_not_take_a_small_budget() -> None:
     # with room to spare, the outline comes too
     delivered = _deliver(32000, units, {BEST: 1.0}, sizes)
     assert delivered[f"{BEST}#Printer"] == DEPTH_SIGNATURES
+
+
+def test_a_one_line_member_is_not_repeated_beside_its_class_outline() -> None:
+    """An enum member or attribute is one line that its class's outline already shows:
+    delivered before the outline, it is taken back out; after it, it is not offered."""
+    cls = f"{BEST}#Source"
+    units = [
+        _Unit(f"{cls}.ENVIRONMENT", BEST, 0.95, DEPTH_FULL, "node"),  # before the outline
+        _Unit(cls, BEST, 0.9, DEPTH_SIGNATURES, "outline"),
+        _Unit(f"{cls}.DEFAULT", BEST, 0.5, DEPTH_FULL, "node"),  # after it
+        _Unit(f"{cls}.hidden", BEST, 0.4, DEPTH_FULL, "node"),  # not in the outline
+    ]
+    texts = {
+        cls: "class Source(enum.Enum):\n    ENVIRONMENT = enum.auto()\n    DEFAULT = enum.auto()",
+        f"{cls}.ENVIRONMENT": "    ENVIRONMENT = enum.auto()",
+        f"{cls}.DEFAULT": "    DEFAULT = enum.auto()",
+        f"{cls}.hidden": "    hidden: bool = False",
+    }
+    sizes = {uri: {DEPTH_FULL: 10, DEPTH_SIGNATURES: 30} for uri in texts}
+    member = "uko-py:EnumMember"
+    types = {f"{cls}.{name}": member for name in ("ENVIRONMENT", "DEFAULT", "hidden")}
+    fragments = _fragments(4000, units, {BEST: 1.0}, sizes, texts=texts, types=types)
+    assert [f.uko_node for f in fragments] == [cls, f"{cls}.hidden"]
 
 
 PYTEST_TRACEBACK = """Rewrite fails when the first expression is a number

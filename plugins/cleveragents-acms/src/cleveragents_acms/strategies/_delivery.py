@@ -27,7 +27,8 @@ Units are taken best first while they fit, one unit at most half the budget
 times its file's probability: a less likely file's function must be cheaper
 to earn its place, so a small budget is not spent on one large function of a
 runner-up file. Nothing inside a unit already delivered in full is repeated
-(its members, or nodes within its lines: ``self.x = …`` in ``__init__``).
+(its members, or nodes within its lines: ``self.x = …`` in ``__init__``), nor
+a one-line member that a delivered outline of its class already shows.
 A tenth of the budget is held back until the best units are in, for one
 glimpse (the best unit's signature) of each other likely file: where else to
 look. Each file's best delivered unit carries the file's belief (the best
@@ -303,6 +304,8 @@ class Delivery:
                 continue
             if node is None or any(_inside(node, t) for t in state.full[unit.file]):
                 continue
+            if _shown_by_outline(node, state.outlines[unit.file]):
+                continue
             # what a unit may cost scales with its file's belief (the best file: half the budget)
             limit = min(room, int(self.budget * _UNIT_SHARE * probability[unit.file]))
             if unit.kind == "node" and unit.depth >= DEPTH_FULL:
@@ -337,6 +340,15 @@ class Delivery:
                 state.delivered[added.uko_node] = unit
                 if added.detail_depth >= DEPTH_FULL:
                     state.full[unit.file].append(node)
+                elif unit.kind == "outline":
+                    lines = _lines(added.content)
+                    state.outlines[unit.file].append((node, lines))
+                    # one-line members delivered before their class's outline: now repeats
+                    for member in state.full[unit.file][:]:
+                        if _shown_by_outline(member, [(node, lines)]):
+                            filler.withdraw(member.uri)
+                            state.full[unit.file].remove(member)
+                            state.delivered.pop(member.uri, None)
 
     def _map(
         self,
@@ -374,6 +386,10 @@ class _TakeState:
     seen: set[str] = field(default_factory=set)
     #: File URI -> its nodes delivered in full.
     full: dict[str, list[UKONode]] = field(default_factory=lambda: defaultdict(list))
+    #: File URI -> its containers delivered as outlines, with the outline's lines.
+    outlines: dict[str, list[tuple[UKONode, frozenset[str]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     #: Fragment node URI -> the unit it was delivered for.
     delivered: dict[str, _Unit] = field(default_factory=dict)
 
@@ -454,6 +470,22 @@ def _inside(node: UKONode, container: UKONode) -> bool:
         and node.end_line <= container.end_line
         and node.uri != container.uri
     )
+
+
+def _lines(text: str) -> frozenset[str]:
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _shown_by_outline(node: UKONode, outlines: list[tuple[UKONode, frozenset[str]]]) -> bool:
+    """A one-line member (``ENVIRONMENT = enum.auto()``, ``timeout: float = 5.0``) that
+    a delivered outline of its container already shows, line for line: delivering it
+    again would only repeat that line."""
+    if not outlines or is_callable(node.uko_type) or is_container(node.uko_type):
+        return False
+    text = node.rendering(DEPTH_FULL).strip()
+    if not text or "\n" in text:
+        return False
+    return any(text in lines and _inside(node, outline) for outline, lines in outlines)
 
 
 class LocalScorer:

@@ -428,6 +428,15 @@ class BudgetFiller:
         self.used += fragment.token_count
         return fragment
 
+    def withdraw(self, uri: str) -> None:
+        """Take ``uri``'s fragment back out (its text turned out to be in another one)."""
+        if uri not in self._nodes:
+            return
+        self._nodes.discard(uri)
+        kept = [f for f in self.fragments if f.uko_node != uri]
+        self.used -= sum(f.token_count for f in self.fragments if f.uko_node == uri)
+        self.fragments[:] = kept
+
 
 def _fragment_from_hit(hit: Hit, strategy: str) -> ContextFragment | None:
     """A fragment of the text a backend returned with a hit (no node source available)."""
