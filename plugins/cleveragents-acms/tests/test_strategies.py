@@ -30,7 +30,7 @@ from cleveragents.models.context import (
     TemporalScope,
 )
 from cleveragents.models.plans import Decision
-from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode, node_uri
+from cleveragents.models.uko import DEPTH_FULL, DEPTH_SIGNATURES, UKONode, node_uri
 from cleveragents.plugins import PluginHost
 from cleveragents.protocols.backends import BackendSet
 from cleveragents.storage.database import Database
@@ -46,6 +46,7 @@ from cleveragents_acms.pipeline.selector import ConfidenceWeightedSelector
 from cleveragents_acms.pipeline.tokenizers import get_tokenizer
 from cleveragents_acms.strategies._anchors import module_paths, path_candidates
 from cleveragents_acms.strategies._delivery import (
+    Delivery,
     LocalScorer,
     _inside,
     _lines,
@@ -443,6 +444,30 @@ def test_a_class_outline_shows_its_one_line_members(tmp_path: Path) -> None:
     assert _shown_by_outline(by_name["Source.DEFAULT"], shown)
     assert not _shown_by_outline(by_name["Source.describe"], shown)  # a body is more
     assert not _shown_by_outline(by_name["Source.DEFAULT"], [])
+
+
+def test_a_typing_overload_is_worth_less_than_its_implementation(tmp_path: Path) -> None:
+    """The stubs share the implementation's name, so its score: valued at a fraction of
+    it, they come after the code that holds the lines to change."""
+    source = (
+        "import typing as t\n\n\n@t.overload\ndef lookup(name: str) -> str: ...\n\n\n"
+        "@t.overload\ndef lookup(name: int) -> int: ...\n\n\n"
+        "def lookup(name):\n    return DEFAULTS[name]\n"
+    )
+    (tmp_path / "lookup.py").write_text(source)
+    nodes = (
+        PythonAnalyzer()
+        .analyze(tmp_path / "lookup.py", source, resource_id=RESOURCE_A, relative_path="lookup.py")
+        .nodes
+    )
+    functions = [n for n in nodes if n.qualname.startswith("lookup")]
+    assert len(functions) == 3
+    delivery = object.__new__(Delivery)
+    delivery.request = ContextRequest(query="lookup")
+    delivery.callable_depth = DEPTH_FULL
+    values = [delivery._unit(n, "lookup.py", 1.0).value for n in functions]
+    assert values[2] == 1.0  # the implementation
+    assert values[0] == values[1] < 0.5  # the two stubs
 
 
 def test_the_function_raising_the_quoted_message_ranks_first_in_its_file() -> None:

@@ -13,7 +13,9 @@ evidence:
   lexical score against every term of the question (:class:`LocalScorer`),
   and a callee inherits 0.7 of its caller's share: a function the question
   points at often fails in what it calls; a function a traceback passes
-  through ranks near the top of its file, the innermost frame first;
+  through ranks near the top of its file, the innermost frame first; a
+  ``typing.overload`` stub is worth 0.3 of its share (the implementation holds
+  the code);
 * each class as its signatures, valued lower, so the shape of the code
   around the delivered methods is there when it is cheap (a tenth of the
   budget at most: a large class's member list is not worth its bodies);
@@ -98,6 +100,10 @@ _RUNNER_UP_VALUE = 0.9
 #: A traceback frame's function has at least this share of its file, less for outer frames.
 _FRAME_FLOOR_STEP = 0.1
 _FRAME_FLOOR_MIN = 0.6
+#: A typing overload is a signature with ``...`` for a body: the implementation it
+#: shares its name (and its score) with holds the lines that change.
+_OVERLOAD_VALUE = 0.3
+_OVERLOAD = re.compile(r"@(?:\w+\.)*overload\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -158,16 +164,9 @@ class Delivery:
             p = probability[file_uri]
             units.append(_Unit(file_uri, file_uri, p, DEPTH_FULL, "file"))
             shares = self._shares(members[file_uri], nodes, node_scores, local, calls, frames)
-            for uri, share in shares.items():
-                node = nodes[uri]
-                depth = requested_depth(self.request, node.uko_type)
-                if is_callable(node.uko_type):
-                    value, kind, default = p * share, "node", self.callable_depth
-                elif is_container(node.uko_type):
-                    value, kind, default = p * share * 0.6, "outline", DEPTH_SIGNATURES
-                else:
-                    value, kind, default = p * share * 0.5, "node", DEPTH_FULL
-                units.append(_Unit(uri, file_uri, value, depth or default, kind))
+            units.extend(
+                self._unit(nodes[uri], file_uri, p * share) for uri, share in shares.items()
+            )
             if index < _IMPORT_FILES:
                 units.extend(
                     _Unit(uri, file_uri, p * _IMPORT_VALUE, DEPTH_FULL, "node")
@@ -176,6 +175,19 @@ class Delivery:
                 )
         _hedge(units, ranked)
         return self._take(units, ranked, probability, nodes)
+
+    def _unit(self, node: UKONode, file_uri: str, value: float) -> _Unit:
+        """A member of a likely file as a unit; ``value`` is its file's belief x its share."""
+        depth = requested_depth(self.request, node.uko_type)
+        if is_callable(node.uko_type):
+            kind, default = "node", self.callable_depth
+            if _is_overload(node):
+                value *= _OVERLOAD_VALUE
+        elif is_container(node.uko_type):
+            value, kind, default = value * 0.6, "outline", DEPTH_SIGNATURES
+        else:
+            value, kind, default = value * 0.5, "node", DEPTH_FULL
+        return _Unit(node.uri, file_uri, value, depth or default, kind)
 
     def _calls(self, uris: list[str]) -> dict[str, list[str]]:
         """``caller -> callees`` among ``uris`` (calls within the best files)."""
@@ -470,6 +482,11 @@ def _inside(node: UKONode, container: UKONode) -> bool:
         and node.end_line <= container.end_line
         and node.uri != container.uri
     )
+
+
+def _is_overload(node: UKONode) -> bool:
+    """``@typing.overload`` (or ``@t.overload``, ``@overload``) is among its decorators."""
+    return bool(_OVERLOAD.search(node.properties.get("decorators", "")))
 
 
 def _lines(text: str) -> frozenset[str]:
