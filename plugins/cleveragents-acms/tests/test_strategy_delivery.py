@@ -303,3 +303,13 @@ def test_the_functions_a_traceback_passes_through_get_a_high_share() -> None:
         frames,
     )  # type: ignore[arg-type]
     assert shares["x.py#run"] == 0.1
+
+
+def test_a_class_comes_with_its_docstring_when_the_outline_share_allows() -> None:
+    """A class's outline is its docstring and signatures when that fits a tenth of the
+    budget, else its signatures alone."""
+    cls = f"{BEST}#Ridge"
+    units = [_Unit(cls, BEST, 0.9, DEPTH_OUTLINE, "outline")]
+    sizes = {cls: {DEPTH_OUTLINE: 900, DEPTH_SIGNATURES: 200, DEPTH_MEMBERS: 40}}
+    assert _deliver(4000, units, {BEST: 1.0}, sizes) == {cls: DEPTH_SIGNATURES}
+    assert _deliver(16000, units, {BEST: 1.0}, sizes) == {cls: DEPTH_OUTLINE}

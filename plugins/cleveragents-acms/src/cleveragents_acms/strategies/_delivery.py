@@ -16,9 +16,11 @@ evidence:
   through ranks near the top of its file, the innermost frame first; a
   ``typing.overload`` stub is worth 0.3 of its share (the implementation holds
   the code);
-* each class as its signatures, valued lower, so the shape of the code
-  around the delivered methods is there when it is cheap (a tenth of the
-  budget at most: a large class's member list is not worth its bodies);
+* each class as its outline, valued lower, so the shape of the code around
+  the delivered methods is there when it is cheap (a tenth of the budget at
+  most: a large class's member list is not worth its bodies): its docstring
+  and signatures (the docstring documents the parameters and attributes a
+  fix often changes), else its signatures alone, else its member names;
 * the imports of the two best files (edits often add one), valued lower still.
 
 The best function of the second and third files is raised to just below the
@@ -184,7 +186,7 @@ class Delivery:
             if _is_overload(node):
                 value *= _OVERLOAD_VALUE
         elif is_container(node.uko_type):
-            value, kind, default = value * 0.6, "outline", DEPTH_SIGNATURES
+            value, kind, default = value * 0.6, "outline", DEPTH_OUTLINE
         else:
             value, kind, default = value * 0.5, "node", DEPTH_FULL
         return _Unit(node.uri, file_uri, value, depth or default, kind)
