@@ -166,6 +166,28 @@ def test_expand_renders_a_dropped_node(ctx_cli: Run) -> None:
     assert missing.returncode == 1 and missing.stderr.startswith("Error [404] NOT_FOUND: no node")
 
 
+def test_expand_takes_what_focus_takes(ctx_cli: Run) -> None:
+    """PATH#QUALNAME, PATH:LINE (the innermost node there) and a unique name name one node;
+    a name several nodes have is an error listing them."""
+
+    def expanded(item: str) -> dict[str, Any]:
+        out = ctx_cli("context", "expand", item, "--project", "demo", "--json", "--depth", "4")
+        return json.loads(out.stdout)
+
+    load = expanded("cleveragents/plugins.py#PluginHost.load")
+    assert load["uko_node"].endswith("/cleveragents/plugins.py#PluginHost.load")
+    assert "def load(" in load["content"]
+    start = load["provenance"]["start_line"]
+    assert expanded(f"cleveragents/plugins.py:{start + 1}")["uko_node"] == load["uko_node"]
+    assert expanded("PluginHost")["uko_node"].endswith("/cleveragents/plugins.py#PluginHost")
+
+    several = ctx_cli("context", "expand", "__init__", "--project", "demo", check=False)
+    assert several.returncode == 1
+    assert "'__init__' names" in several.stderr and "#" in several.stderr.splitlines()[1]
+    unknown = ctx_cli("context", "expand", "no_such_name_here", "--project", "demo", check=False)
+    assert unknown.returncode == 1 and "PATH#QUALNAME, PATH:LINE" in unknown.stderr
+
+
 def test_inspect_and_simulate(ctx_cli: Run) -> None:
     """inspect shows the last assembly's stages and scopes; simulate is a dry run without text."""
     assembled = assemble_json(ctx_cli, "--budget", "900")

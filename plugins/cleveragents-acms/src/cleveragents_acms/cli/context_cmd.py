@@ -131,7 +131,11 @@ def inspect(
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def expand(app: App, uri: str, project: str | None, depth: str, as_json: bool) -> None:
-    """Render node URI (e.g. one the budget dropped) as a fragment with provenance."""
+    """Render node URI (e.g. one the budget dropped) as a fragment with provenance.
+
+    URI may also be PATH, PATH#QUALNAME, PATH:LINE (the innermost node there) or a
+    name, as --focus takes them; a name several nodes have lists their URIs.
+    """
     from cleveragents_acms.cli._context_common import parse_depth
 
     service = service_for(app)

@@ -289,18 +289,26 @@ class ContextService:
     def expand(
         self, uri: str, *, project: str, depth: int | str = 9, phase: str = "default"
     ) -> ContextFragment:
-        """Any node of the project as a fragment with provenance (e.g. one the budget dropped)."""
+        """Any node of the project as a fragment with provenance (e.g. one the budget dropped).
+
+        ``uri`` is a node URI, or what ``--focus`` takes: ``PATH``, ``PATH#QUALNAME``,
+        ``PATH:LINE`` (the innermost node there) or a name; a name several nodes
+        have is an error that lists them.
+        """
         if not uri or not uri.strip():
             raise ValidationError("give the URI of a node (from `context assemble`'s dropped list)")
+        target = uri.strip()
         policy = self.policies.get(project)
         view = policy.resolve_view(phase)
         scope = resolve_scope(self.database, self.registry, self.config, project, view)
         readers = ProjectReaders(self.registry, self.config, project, vectors=self._vectors)
         try:
             source = self._node_source(readers, scope, view, policy, self._tokenizer(None)[1])
-            stored = readers.nodes.get(uri.strip())
+            if "://" not in target and not target.startswith("urn:"):
+                target = _node_named(target, readers, scope, source, project)
+            stored = readers.nodes.get(target)
             numeric = self._depth_number(depth, stored.node.uko_type if stored else None)
-            fragment = source.fragment(uri.strip(), numeric, relevance=1.0, strategy="expand")
+            fragment = source.fragment(target, numeric, relevance=1.0, strategy="expand")
         finally:
             readers.close()
         if fragment is None:
@@ -651,6 +659,32 @@ def _tokenizer_claims(view: Any) -> dict[str, tuple[str, ...]]:
             models = (models,)
         claims[registration.name] = tuple(m for m in models if isinstance(m, str))
     return claims
+
+
+def _node_named(item: str, readers: Any, scope: ProjectScope, source: Any, project: str) -> str:
+    """The one node ``item`` names, resolved as a focus item is (see ``expand``)."""
+    from cleveragents_acms.backends.scoped import make_backend_set
+    from cleveragents_acms.strategies._anchors import resolve_focus
+    from cleveragents_acms.strategies._graph import GraphView
+
+    backends = dataclasses.replace(
+        make_backend_set(readers.text, None, readers.graph, scope.resources), nodes=source
+    )
+    view = GraphView(backends.graph, backends.scope) if backends.graph is not None else None
+    found = sorted(resolve_focus([item], view, backends))
+    if not found:
+        raise NotFoundError(
+            f"no node, file or name '{item}' in project '{project}': give a node URI, "
+            "PATH, PATH#QUALNAME, PATH:LINE or a name",
+            details={"uri": item, "project": project},
+        )
+    if len(found) > 1:
+        listed = "\n  ".join(found)
+        raise ValidationError(
+            f"'{item}' names {len(found)} nodes in project '{project}'; give one of:\n  {listed}",
+            details={"uri": item, "project": project, "candidates": found},
+        )
+    return found[0]
 
 
 def _focus_notes(request: ContextRequest, backends: Any, project: str) -> list[str]:
