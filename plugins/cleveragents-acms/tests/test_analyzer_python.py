@@ -189,6 +189,8 @@ def test_third_party_click_core() -> None:
     )
     assert ("uko:dependsOn", nodes["Command.parse_args"].uri) in nodes["Command.make_context"].edges
     assert "Context.invoke~2" in nodes  # typing.overload redefinitions keep distinct URIs
+    members = nodes["Context"].renderings[DEPTH_MEMBERS].split(": ", 1)[1].split(", ")
+    assert members.count("invoke") == 1  # ... and are listed once
     assert nodes["ParameterSource"].uko_type == "uko-py:Enum"
     assert nodes["Parameter"].uko_type == "uko-py:Protocol"  # an ABC
     assert len({n.uri for n in result.nodes}) == len(result.nodes)

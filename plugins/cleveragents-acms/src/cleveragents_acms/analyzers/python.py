@@ -302,7 +302,7 @@ class _ModuleBuilder:
             ("function", "functions"),
             ("attribute", "attributes"),
         ):
-            names = [m.node.name for m in members if m.kind == kind]
+            names = list(dict.fromkeys(m.node.name for m in members if m.kind == kind))
             if names:
                 listing.append(f"{label}: {', '.join(names)}")
         outline = [title]
@@ -491,7 +491,8 @@ class _ModuleBuilder:
         outline = "\n".join(outline_parts)
         listing = signature
         if members:
-            listing += ": " + ", ".join(m.node.name for m in members)
+            # once per name: overloads, a property's getter and setter share one
+            listing += ": " + ", ".join(dict.fromkeys(m.node.name for m in members))
         node.renderings = {
             DEPTH_NAME: node.qualname,
             DEPTH_MEMBERS: listing,
