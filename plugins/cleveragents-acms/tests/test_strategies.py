@@ -62,7 +62,7 @@ from cleveragents_acms.strategies.plan_decisions import (
     PlanDecisionContextStrategy,
     publish_plan_context,
 )
-from cleveragents_acms.strategies.query import analyze
+from cleveragents_acms.strategies.query import analyze, short_form
 from cleveragents_acms.strategies.ranking import (
     personalized_pagerank,
     reciprocal_rank_fusion,
@@ -192,6 +192,24 @@ def test_analysis_keeps_code_and_drops_boilerplate() -> None:
     assert any("could not be loaded" in m for m in analysis.messages)
     assert not {"description", "expected", "behavior", "should"} & set(analysis.keywords)
     assert all(len(q.text.split()) <= 28 for q in analysis.text_queries())
+
+
+def test_prose_words_also_search_the_short_forms_code_uses() -> None:
+    """"environment variable" is ``env`` in code: the short form joins the keywords at half
+    the word's salience; a word already there, or without a short form, adds nothing."""
+    assert [short_form(w) for w in ("environment", "arguments", "directories", "status")] == [
+        "env",
+        "args",
+        "dirs",
+        None,
+    ]
+    analysis = analyze("Options ignore the environment\nThe env value is read too late.")
+    keywords = analysis.keywords
+    assert keywords["environment"] == 3.0 and keywords["env"] == 1.0  # in the prose already
+    analysis = analyze("Read the default from the environment")
+    assert analysis.keywords["env"] == analysis.keywords["environment"] / 2
+    assert "env" in analysis.terms()
+    assert any("env" in q.text.split() for q in analysis.text_queries())
 
 
 def test_analysis_ignores_the_environment_report() -> None:

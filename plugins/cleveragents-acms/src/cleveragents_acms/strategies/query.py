@@ -28,6 +28,7 @@ __all__ = [
     "identifier_parts",
     "is_code_like",
     "parts_of",
+    "short_form",
 ]
 
 
@@ -77,6 +78,33 @@ _CODE_NOISE = _word_set(
 
 #: Code words that mean nothing in prose either ("import" or "class" may, so they stay).
 _PROSE_NOISE = _word_set("self cls def none true false args kwargs foo bar baz spam eggs obj print")
+
+#: Prose words and the short forms code spells them with: "environment variable" is
+#: ``env`` in code, "configuration" ``config``. A question's prose word also searches its
+#: short form, at :data:`_SHORT_FORM_WEIGHT` of the word's salience. Left out: short
+#: forms that are keywords or everywhere in some language (``var``, ``val``, ``func``,
+#: ``fmt``, ``std``, ``max``, ``exc``) or common folder names (``src``, ``lib``, ``doc``).
+SHORT_FORMS: dict[str, str] = {
+    "address": "addr", "administrator": "admin", "allocation": "alloc", "application": "app",
+    "argument": "arg", "asynchronous": "async", "attribute": "attr", "authentication": "auth",
+    "authorization": "auth", "buffer": "buf", "button": "btn", "calculate": "calc",
+    "certificate": "cert", "character": "char", "column": "col", "command": "cmd",
+    "configuration": "config", "configure": "config", "connection": "conn", "context": "ctx",
+    "coordinate": "coord", "database": "db", "declaration": "decl", "dependency": "dep",
+    "description": "desc", "destination": "dst", "directory": "dir", "element": "elem",
+    "environment": "env", "execute": "exec", "execution": "exec", "expression": "expr",
+    "extension": "ext", "frequency": "freq", "header": "hdr", "image": "img",
+    "implementation": "impl", "index": "idx", "information": "info", "initialization": "init",
+    "initialize": "init", "initialise": "init", "instance": "inst", "iterator": "iter",
+    "language": "lang", "manager": "mgr", "memory": "mem", "message": "msg",
+    "miscellaneous": "misc", "number": "num", "original": "orig", "package": "pkg",
+    "parameter": "param", "pointer": "ptr", "previous": "prev", "property": "prop",
+    "reference": "ref", "repository": "repo", "request": "req", "response": "resp",
+    "separator": "sep", "sequence": "seq", "specification": "spec", "statement": "stmt",
+    "statistics": "stats", "synchronous": "sync", "temporary": "tmp", "token": "tok",
+    "utility": "util",
+}  # fmt: skip
+_SHORT_FORM_WEIGHT = 0.5
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
@@ -143,6 +171,17 @@ def parts_of(token: str) -> tuple[str, ...]:
 def identifier_parts(token: str) -> list[str]:
     """Lower-case parts: ``NDDataRef.handle_mask`` -> nd, data, ref, handle, mask."""
     return list(parts_of(token))
+
+
+def short_form(word: str) -> str | None:
+    """The short form code uses for a prose word (plurals too: ``arguments`` -> ``args``)."""
+    short = SHORT_FORMS.get(word)
+    if short is None and len(word) > 4 and word.endswith("s"):
+        singular = word[:-3] + "y" if word.endswith("ies") else word[:-1]
+        short = SHORT_FORMS.get(singular)
+        if short is not None and not short.endswith("s"):
+            short += "s"
+    return short
 
 
 def is_code_like(token: str) -> bool:
@@ -384,6 +423,11 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
     for word in _prose_words(analysis.title):
         if not is_code_like(word):
             keywords.add(word.lower(), 2.0)
+
+    for word, weight in list(keywords.items()):
+        short = short_form(word)
+        if short and short not in keywords:
+            keywords.add(short, weight * _SHORT_FORM_WEIGHT)
 
     for name in analysis.own_classes & set(identifiers):  # found in the project's tests at best
         identifiers[name] *= 0.25
