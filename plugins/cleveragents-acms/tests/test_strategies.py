@@ -195,7 +195,7 @@ def test_analysis_keeps_code_and_drops_boilerplate() -> None:
 
 
 def test_prose_words_also_search_the_short_forms_code_uses() -> None:
-    """"environment variable" is ``env`` in code: the short form joins the keywords at half
+    """ "environment variable" is ``env`` in code: the short form joins the keywords at half
     the word's salience; a word already there, or without a short form, adds nothing."""
     assert [short_form(w) for w in ("environment", "arguments", "directories", "status")] == [
         "env",
@@ -424,17 +424,21 @@ def test_a_dotted_module_is_mentioned_as_its_own_file(corpus: Corpus) -> None:
     assert found == [uri("cleveragents/models/context.py"), REGISTRY]
 
 
+def python_nodes(folder: Path, name: str, source: str) -> dict[str, UKONode]:
+    """The Python analyzer's nodes of ``source`` written as ``folder/name``, by qualified
+    name (the module's, ``""``, left out)."""
+    (folder / name).write_text(source)
+    result = PythonAnalyzer().analyze(
+        folder / name, source, resource_id=RESOURCE_A, relative_path=name
+    )
+    return {n.qualname: n for n in result.nodes if n.qualname}
+
+
 def test_arce_counts_the_attributes_an_init_sets_as_part_of_it(tmp_path: Path) -> None:
     """``self.x = …`` in ``__init__`` is an attribute node of the class, not of the method:
     once ``__init__`` is delivered in full, its lines are not delivered again as attributes."""
     source = "class Spool:\n    size = 3\n\n    def __init__(self):\n        self.capacity = 1\n"
-    (tmp_path / "spool.py").write_text(source)
-    nodes = (
-        PythonAnalyzer()
-        .analyze(tmp_path / "spool.py", source, resource_id=RESOURCE_A, relative_path="spool.py")
-        .nodes
-    )
-    by_name = {n.qualname: n for n in nodes if n.qualname}
+    by_name = python_nodes(tmp_path, "spool.py", source)
     init, capacity = by_name["Spool.__init__"], by_name["Spool.capacity"]
     assert not capacity.uri.startswith(init.uri)  # the case a member test misses
     assert _inside(capacity, init)
@@ -449,13 +453,7 @@ def test_a_class_outline_shows_its_one_line_members(tmp_path: Path) -> None:
         "import enum\n\n\nclass Source(enum.Enum):\n    ENVIRONMENT = enum.auto()\n"
         "    DEFAULT = enum.auto()\n\n    def describe(self):\n        return self.name\n"
     )
-    (tmp_path / "source.py").write_text(source)
-    nodes = (
-        PythonAnalyzer()
-        .analyze(tmp_path / "source.py", source, resource_id=RESOURCE_A, relative_path="source.py")
-        .nodes
-    )
-    by_name = {n.qualname: n for n in nodes if n.qualname}
+    by_name = python_nodes(tmp_path, "source.py", source)
     outline = by_name["Source"]
     shown = [(outline, _lines(outline.rendering(DEPTH_SIGNATURES)))]
     assert _shown_by_outline(by_name["Source.ENVIRONMENT"], shown)
@@ -472,13 +470,8 @@ def test_a_typing_overload_is_worth_less_than_its_implementation(tmp_path: Path)
         "@t.overload\ndef lookup(name: int) -> int: ...\n\n\n"
         "def lookup(name):\n    return DEFAULTS[name]\n"
     )
-    (tmp_path / "lookup.py").write_text(source)
-    nodes = (
-        PythonAnalyzer()
-        .analyze(tmp_path / "lookup.py", source, resource_id=RESOURCE_A, relative_path="lookup.py")
-        .nodes
-    )
-    functions = [n for n in nodes if n.qualname.startswith("lookup")]
+    nodes = python_nodes(tmp_path, "lookup.py", source)
+    functions = [n for q, n in nodes.items() if q.startswith("lookup")]
     assert len(functions) == 3
     delivery = object.__new__(Delivery)
     delivery.request = ContextRequest(query="lookup")
