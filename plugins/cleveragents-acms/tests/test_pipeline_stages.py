@@ -794,6 +794,26 @@ def test_preamble_fits_max_tokens_by_the_real_tokenizer() -> None:
     assert "more" in preamble
 
 
+def test_a_file_whose_symbols_do_not_fit_is_named_alone() -> None:
+    """With little room the structure map names files without their symbols, and a map
+    with no room for one file is left out rather than shown as 'Structure: … N more'."""
+    names = ", ".join(f"handler_number_{i}" for i in range(8))
+    fragments = [
+        located(f"handler_number_{i}", f"pkg/{path}.py", 1)
+        for path in ("alpha", "beta")
+        for i in range(8)
+    ]
+    full = ProvenancePreambleGenerator().generate(fragments, ["arce"], 0.5, 400)
+    assert full is not None and f"pkg/alpha.py (d9): {names}" in full
+    with running():
+        short = ProvenancePreambleGenerator().generate(fragments, ["arce"], 0.5, 60)
+    assert short is not None and CL100K.count(short) <= 60
+    assert short.endswith("Structure:\n  - pkg/alpha.py (d9)\n  - pkg/beta.py (d9)")
+    with running():
+        none = ProvenancePreambleGenerator().generate(fragments, ["arce"], 0.5, 32)
+    assert none is not None and "Structure" not in none and "more" not in none
+
+
 def test_preamble_is_none_when_disabled_or_without_room() -> None:
     """preamble-enabled = false, or a limit too small for the summary, give None."""
     fragments = [located("a", "a.py", 1)]

@@ -4,7 +4,8 @@ Built section by section (the spec's Builder): a summary line, the
 strategies used, the resources, and a compact structure map of the files
 with the symbols included from each. The whole preamble is measured with the
 assembly's tokenizer and never exceeds ``max_tokens``: sections are added in
-that order while they fit, long lists are cut with "… N more", and a
+that order while they fit, a file whose symbols do not fit is named alone, long
+lists are cut with "… N more", a list none of whose items fit is left out, and a
 preamble that cannot even hold its summary is not produced (``None``).
 ``context.fusion.preamble-enabled = false`` disables it (``None``).
 """
@@ -41,17 +42,29 @@ class PreambleBuilder:
             return True
         return False
 
-    def add_list(self, heading: str, items: list[str]) -> None:
-        """``heading`` and as many ``items`` as fit, then "… N more" when some do not."""
+    def add_list(self, heading: str, items: list[str], short: list[str] | None = None) -> None:
+        """``heading`` and as many ``items`` as fit, then "… N more" when some do not.
+
+        An item that does not fit is tried in its ``short`` form (the same position of
+        that list); a heading none of whose items fit is left out.
+        """
         if not items or not self.add(heading):
             return
+        start = len(self.lines)
         for shown, item in enumerate(items):
             rest = len(items) - shown - 1
-            if self.fits(item, f"  … {rest} more") if rest else self.fits(item):
-                self.lines.append(item)
-            else:
+            more = [f"  … {rest} more"] if rest else []
+            chosen = next(
+                (c for c in (item, short[shown] if short else None) if c and self.fits(c, *more)),
+                None,
+            )
+            if chosen is None:
+                if len(self.lines) == start:  # not one item: the heading says nothing
+                    self.lines.pop()
+                    return
                 self.add(f"  … {len(items) - shown} more")
                 return
+            self.lines.append(chosen)
 
     def build(self) -> str | None:
         return "\n".join(self.lines) if self.lines else None
@@ -96,7 +109,9 @@ class ProvenancePreambleGenerator:
                 [f"  - {rid}: {count} fragments" for rid, count in resources.most_common()],
             )
         builder.add_list(
-            "Structure:", [_file_line(path, group) for (_, path), group in files.items()]
+            "Structure:",
+            [_file_line(path, group) for (_, path), group in files.items()],
+            [_file_line(path, group, symbols=False) for (_, path), group in files.items()],
         )
         return builder.build()
 
@@ -105,11 +120,14 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _file_line(path: str, group: list[ContextFragment]) -> str:
+def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True) -> str:
     """``  - app.py (d9): Config, Config.load, main, 3 imports`` — the symbols included from
-    one file; its import statements are counted, not named (``import.os``, ``import.os~2``)."""
+    one file; its import statements are counted, not named (``import.os``, ``import.os~2``).
+    Without ``symbols``: ``  - app.py (d9)``."""
     depths = "/".join(str(d) for d in sorted({f.detail_depth for f in group}, reverse=True))
-    symbols = []
+    if not symbols:
+        return f"  - {path or '?'} (d{depths})"
+    names: list[str] = []
     imports = 0
     for fragment in group:
         if is_import(fragment.metadata.get("uko_type", "")):
@@ -117,11 +135,11 @@ def _file_line(path: str, group: list[ContextFragment]) -> str:
             continue
         _, sep, qualname = fragment.uko_node.partition("#")
         name = unquote(qualname)
-        if sep and name and name not in symbols:
-            symbols.append(name)
-    listed = symbols[:_MAX_SYMBOLS_PER_FILE]
-    if len(symbols) > _MAX_SYMBOLS_PER_FILE:
-        listed.append(f"+{len(symbols) - _MAX_SYMBOLS_PER_FILE}")
+        if sep and name and name not in names:
+            names.append(name)
+    listed = names[:_MAX_SYMBOLS_PER_FILE]
+    if len(names) > _MAX_SYMBOLS_PER_FILE:
+        listed.append(f"+{len(names) - _MAX_SYMBOLS_PER_FILE}")
     if imports:
         listed.append(_count(imports, "import"))
     shown = ", ".join(listed)
