@@ -218,8 +218,10 @@ def ctx_cli(
     """Run the installed ``cleveragents`` on the private home with the probe installed."""
     env = cli_env(ctx_home, ctx_probe_path)
 
-    def run(*args: str, check: bool = True, **extra: str) -> subprocess.CompletedProcess[str]:
-        return run_cli({**env, **extra}, *args, check=check)
+    def run(
+        *args: str, check: bool = True, cwd: Path | None = None, **extra: str
+    ) -> subprocess.CompletedProcess[str]:
+        return run_cli({**env, **extra}, *args, check=check, cwd=cwd)
 
     return run
 

@@ -463,6 +463,25 @@ def test_context_entries_through_the_cli(ctx_cli: Run, ctx_corpus: Path) -> None
     assert bad.returncode == 1 and "give either" in bad.stderr
 
 
+def test_context_add_takes_paths_of_the_project_and_names(ctx_cli: Run, tmp_path: Path) -> None:
+    """From any folder: a path within a resource's root, PATH#QUALNAME or a unique name; a
+    path that is neither a file nor a node says so."""
+
+    def added(target: str) -> dict[str, Any]:
+        done = ctx_cli("context", "add", target, "--project", "demo", "--json", cwd=tmp_path)
+        return json.loads(done.stdout)
+
+    ranged = added("cleveragents/paths.py:2-3")  # not under the working directory
+    assert ranged["provenance"]["path"] == "cleveragents/paths.py"
+    assert (ranged["provenance"]["start_line"], ranged["provenance"]["end_line"]) == (2, 3)
+    load = added("cleveragents/plugins.py#PluginHost.load")
+    assert load["uko_node"].endswith("/cleveragents/plugins.py#PluginHost.load")
+    assert "def load(" in load["content"]
+    assert added("PluginHost")["uko_node"].endswith("/cleveragents/plugins.py#PluginHost")
+    missing = ctx_cli("context", "add", "cleveragents/nothing.py", "--project", "demo", check=False)
+    assert missing.returncode == 1 and "no node, file or name" in missing.stderr
+
+
 def test_strategy_option_runs_exactly_the_named_strategies(ctx_cli: Run) -> None:
     """--strategy X runs X alone although probe-keyword is enabled; simulate agrees."""
     only = assemble_json(ctx_cli, "--budget", "3000", "--strategy", "simple-keyword")

@@ -227,7 +227,12 @@ def add(
     relevance: float,
     as_json: bool,
 ) -> None:
-    """Add a context entry: a node URI, a file (PATH or PATH:START-END), or --text."""
+    """Add a context entry: a node URI, a file (PATH or PATH:START-END), or --text.
+
+    PATH is read from the working directory or from a root of the project's
+    resources; a TARGET that is no file is resolved as `context expand` resolves it
+    (PATH#QUALNAME, PATH:LINE of an indexed file, a name).
+    """
     from cleveragents_acms.cli._context_common import parse_depth
     from cleveragents_acms.context.entries import make_entry
 

@@ -33,16 +33,24 @@ def make_entry(
     relevance: float = 0.5,
     cwd: Path | None = None,
 ) -> TieredFragment:
-    """A tier entry for ``target`` (node URI, ``PATH`` or ``PATH:START-END``) or ``text``."""
+    """A tier entry for ``target`` or ``text``.
+
+    ``target`` is a node URI, a file (``PATH`` or ``PATH:START-END``, from the working
+    directory or from a root of the project's resources), or what ``context expand``
+    resolves: ``PATH#QUALNAME``, ``PATH:LINE`` of an indexed file, a name.
+    """
     if (target is None) == (text is None):
         raise ValidationError("give either a node URI or file (TARGET) or --text, not both")
     if text is not None or target is None:
         fragment = _note(text or "", relevance)
-    elif "://" in target or target.startswith("urn:"):
-        fragment = service.expand(target, project=project, depth=depth)
-        fragment = fragment.model_copy(update={"relevance_score": relevance})
     else:
-        fragment = _file(service, project, target, cwd or Path.cwd(), relevance)
+        located = None
+        if "://" not in target and not target.startswith("urn:"):
+            located = _file(service, project, target, cwd or Path.cwd(), relevance)
+        if located is None:  # a node
+            located = service.expand(target, project=project, depth=depth)
+            located = located.model_copy(update={"relevance_score": relevance})
+        fragment = located
     return TieredFragment.from_fragment(fragment, project, tier)
 
 
@@ -69,22 +77,29 @@ def _note(text: str, relevance: float) -> ContextFragment:
 
 def _file(
     service: ContextService, project: str, target: str, cwd: Path, relevance: float
-) -> ContextFragment:
+) -> ContextFragment | None:
+    """The file (or lines of it) ``target`` names; ``None`` when no such file exists."""
     from cleveragents.storage.repositories import ResourceRepository
 
     start = end = None
     match = _RANGE.match(target)
     raw = target
-    if match and not Path(target).exists():
+    if match and not (cwd / Path(target).expanduser()).exists():
         raw, start = match["path"], int(match["start"])
         end = int(match["end"] or start)
-        if end < start or start < 1:
-            raise ValidationError(f"bad line range in {target!r}: use PATH:START-END")
-    path = (cwd / Path(raw).expanduser()).resolve()
-    if not path.is_file():
-        raise ValidationError(f"not a file: {path}")
     with service.database.session(write=False) as session:
         resources = ResourceRepository(session).all(project=project)
+    roots = [cwd, *(Path(r.location) for r in resources if r.location)]
+    found = (
+        (root / Path(raw).expanduser()).resolve()
+        for root in roots
+        if (root / Path(raw).expanduser()).is_file()
+    )
+    path = next(found, None)
+    if path is None:
+        return None
+    if start is not None and (end is None or end < start or start < 1):
+        raise ValidationError(f"bad line range in {target!r}: use PATH:START-END")
     owner = next(
         (
             r
