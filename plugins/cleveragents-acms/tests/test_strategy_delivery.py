@@ -7,7 +7,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
+from cleveragents.testing.factories import make_fragment
 from cleveragents_acms.strategies._delivery import Delivery, _frame_floors, _Unit
+from cleveragents_acms.strategies._support import BudgetFiller
 from cleveragents_acms.strategies.query import analyze
 
 BEST = "r/best.py"
@@ -313,3 +315,19 @@ def test_a_class_comes_with_its_docstring_when_the_outline_share_allows() -> Non
     sizes = {cls: {DEPTH_OUTLINE: 900, DEPTH_SIGNATURES: 200, DEPTH_MEMBERS: 40}}
     assert _deliver(4000, units, {BEST: 1.0}, sizes) == {cls: DEPTH_SIGNATURES}
     assert _deliver(16000, units, {BEST: 1.0}, sizes) == {cls: DEPTH_OUTLINE}
+
+
+def test_a_withdrawn_fragment_gives_its_tokens_back() -> None:
+    """BudgetFiller.withdraw: the fragment leaves, its tokens are free again, and the same
+    node may be offered anew; withdrawing what is not there changes nothing."""
+    filler = BudgetFiller(None, 100, "arce")  # type: ignore[arg-type]
+    member = make_fragment("uko://r/a.py#Source.DEFAULT", "DEFAULT = 1", token_count=30)
+    other = make_fragment("uko://r/a.py#describe", "def describe(): ...", token_count=50)
+    assert filler.add(member, 0.9) is not None and filler.add(other, 0.8) is not None
+    assert filler.remaining == 20
+    filler.withdraw(member.uko_node)
+    assert [f.uko_node for f in filler.fragments] == [other.uko_node]
+    assert filler.remaining == 50 and member.uko_node not in filler
+    filler.withdraw(member.uko_node)
+    assert filler.remaining == 50
+    assert filler.add(member, 0.9) is not None and filler.remaining == 20

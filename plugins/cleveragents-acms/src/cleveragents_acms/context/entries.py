@@ -90,12 +90,8 @@ def _file(
     with service.database.session(write=False) as session:
         resources = ResourceRepository(session).all(project=project)
     roots = [cwd, *(Path(r.location) for r in resources if r.location)]
-    found = (
-        (root / Path(raw).expanduser()).resolve()
-        for root in roots
-        if (root / Path(raw).expanduser()).is_file()
-    )
-    path = next(found, None)
+    candidates = ((root / Path(raw).expanduser()).resolve() for root in roots)
+    path = next((c for c in candidates if c.is_file()), None)
     if path is None:
         return None
     if start is not None and (end is None or end < start or start < 1):

@@ -433,9 +433,8 @@ class BudgetFiller:
         if uri not in self._nodes:
             return
         self._nodes.discard(uri)
-        kept = [f for f in self.fragments if f.uko_node != uri]
         self.used -= sum(f.token_count for f in self.fragments if f.uko_node == uri)
-        self.fragments[:] = kept
+        self.fragments[:] = [f for f in self.fragments if f.uko_node != uri]
 
 
 def _fragment_from_hit(hit: Hit, strategy: str) -> ContextFragment | None:
