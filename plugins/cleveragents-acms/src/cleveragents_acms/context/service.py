@@ -679,9 +679,9 @@ def _node_named(item: str, readers: Any, scope: ProjectScope, source: Any, proje
             details={"uri": item, "project": project},
         )
     if len(found) > 1:
-        listed = "\n  ".join(found)
         raise ValidationError(
-            f"'{item}' names {len(found)} nodes in project '{project}'; give one of:\n  {listed}",
+            f"'{item}' names {len(found)} nodes in project '{project}'; give one of: "
+            + " ".join(found),
             details={"uri": item, "project": project, "candidates": found},
         )
     return found[0]
