@@ -784,6 +784,18 @@ def test_preamble_counts_a_files_imports_instead_of_naming_them() -> None:
     assert "import.m" not in preamble
 
 
+def test_preamble_names_a_redefined_symbol_once() -> None:
+    """TypeScript overloads are nodes ``map``, ``map~2``, ``map~3``: the map names ``map``."""
+    overloads = [
+        located("map" + suffix, "ops.ts", i + 1) for i, suffix in enumerate(("", "~2", "~3"))
+    ]
+    section = located("Usage~section2", "README.md", 1)
+    preamble = ProvenancePreambleGenerator().generate([*overloads, section], ["arce"], 0.5, 300)
+    assert preamble is not None
+    assert "ops.ts (d9): map\n" in preamble
+    assert "README.md (d9): Usage~section2" in preamble
+
+
 def test_preamble_fits_max_tokens_by_the_real_tokenizer() -> None:
     """Many files: the structure map is cut with '… N more' and stays within the limit."""
     fragments = [located(f"f{i}", f"pkg/module_{i}.py", 1) for i in range(200)]

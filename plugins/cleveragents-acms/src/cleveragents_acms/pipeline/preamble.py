@@ -12,6 +12,7 @@ preamble that cannot even hold its summary is not produced (``None``).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import unquote
@@ -23,6 +24,8 @@ __all__ = ["PreambleBuilder", "ProvenancePreambleGenerator"]
 
 _STAGE = "preamble-generator"
 _MAX_SYMBOLS_PER_FILE = 8
+#: ``exhaustMap~2``: the analyzers' suffix for a name defined again (overloads, redefinitions).
+_REDEFINED = re.compile(r"~\d+$")
 
 
 @dataclass
@@ -122,7 +125,8 @@ def _count(number: int, noun: str) -> str:
 
 def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True) -> str:
     """``  - app.py (d9): Config, Config.load, main, 3 imports`` — the symbols included from
-    one file; its import statements are counted, not named (``import.os``, ``import.os~2``).
+    one file; its import statements are counted, not named (``import.os``, ``import.os~2``),
+    and a name defined several times (``map``, ``map~2``: overloads) is named once.
     Without ``symbols``: ``  - app.py (d9)``."""
     depths = "/".join(str(d) for d in sorted({f.detail_depth for f in group}, reverse=True))
     if not symbols:
@@ -134,7 +138,7 @@ def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True)
             imports += 1
             continue
         _, sep, qualname = fragment.uko_node.partition("#")
-        name = unquote(qualname)
+        name = _REDEFINED.sub("", unquote(qualname))
         if sep and name and name not in names:
             names.append(name)
     listed = names[:_MAX_SYMBOLS_PER_FILE]
