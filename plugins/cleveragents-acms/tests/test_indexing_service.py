@@ -136,6 +136,34 @@ def test_nodes_let_go_of_their_renderings_keep_their_fingerprints(
     assert module.rendering(6) and module.rendering(6) != module.rendering(9)
 
 
+def test_a_forced_run_keeps_what_a_newer_analyzer_finds(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node's properties are part of its fingerprint: after an analyzer learns to see
+    more in the same lines, ``index --force`` stores the new properties as revisions."""
+    from cleveragents_acms.analyzers.python import PythonAnalyzer
+
+    serial = RepoIndexingService(service.database, service.registry, service.config, workers=1)
+    serial.index_resource(RESOURCE_A, corpus, project="demo")
+    analyze = PythonAnalyzer.analyze
+
+    def sees_more(self: PythonAnalyzer, *args: Any, **kwargs: Any) -> Any:
+        result = analyze(self, *args, **kwargs)
+        for node in result.nodes:
+            node.properties["reviewed"] = "yes"
+        return result
+
+    monkeypatch.setattr(PythonAnalyzer, "analyze", sees_more)
+    again = serial.index_resource(RESOURCE_A, corpus, project="demo", force=True)
+    assert again.run is not None and again.run.nodes_revised > 0
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        python = [n for n in index.nodes.iter_current([RESOURCE_A]) if n.path.endswith(".py")]
+    finally:
+        index.close()
+    assert python and all(n.properties.get("reviewed") == "yes" for n in python)
+
+
 def test_touch_without_change_is_not_reanalysed(service: RepoIndexingService, corpus: Path) -> None:
     """A new mtime with the same content only updates the stored mtime."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

@@ -76,7 +76,7 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
         outcome.vectors is None or outcome.vectors_from != vectors.embedder_name
     ):
         return  # the vectors are made from the renderings later
-    outcome.content_digests = [content_digest(n) for n in nodes]
+    outcome.content_digests = [content_digest(n, blobs[n.uri][1]) for n in nodes]
     for node in nodes:  # what is left serves the vector entries' signatures
         node.renderings = {d: r for d, r in node.renderings.items() if d <= DEPTH_SIGNATURES}
 

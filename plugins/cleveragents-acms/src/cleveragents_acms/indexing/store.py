@@ -64,11 +64,21 @@ _COLUMNS = (
 )
 
 
-def content_digest(node: UKONode) -> Any:
+def content_digest(node: UKONode, properties: str | None = None) -> Any:
     """The fingerprint's hash of all a node says but its edges (which name resolution may
-    still rewrite): taken early, it lets the renderings go before the edges are known."""
+    still rewrite): taken early, it lets the renderings go before the edges are known.
+
+    ``properties`` is the node's properties as :func:`node_blobs` encoded them, if it did.
+    They count: a newer analyzer may find more in the same lines (``index --force``).
+    """
     digest = hashlib.blake2b(digest_size=16)
-    for part in (node.uko_type, node.name, node.parent or "", str(node.end_line - node.start_line)):
+    for part in (
+        node.uko_type,
+        node.name,
+        node.parent or "",
+        str(node.end_line - node.start_line),
+        json.dumps(node.properties) if properties is None else properties,
+    ):
         digest.update(part.encode())
         digest.update(b"\0")
     for depth in sorted(node.renderings):
