@@ -190,6 +190,37 @@ def test_typescript_renderings() -> None:
     assert "class Greeter" in nodes[""].renderings[2]
 
 
+def test_typescript_overload_signatures_are_marked() -> None:
+    """Signatures beside an implementation of the same name are overloads; an interface's
+    method, declared alone, is not one (the delivery values overloads low)."""
+    nodes = nodes_of(
+        TypeScriptAnalyzer(),
+        "ops.ts",
+        """\
+        export function pick(key: string): string;
+        export function pick(key: number): number;
+        export function pick(key: unknown): unknown {
+          return key;
+        }
+        export interface Source {
+          read(size: number): string;
+        }
+        export class Reader {
+          open(path: string): void;
+          open(path: string, mode?: string): void {}
+        }
+        """,
+    )
+    assert [nodes[q].properties.get("overload") for q in ("pick", "pick~2", "pick~3")] == [
+        "true",
+        "true",
+        None,
+    ]
+    assert nodes["Reader.open"].properties.get("overload") == "true"
+    assert "overload" not in nodes["Reader.open~2"].properties
+    assert "overload" not in nodes["Source.read"].properties
+
+
 def test_tsx_components() -> None:
     """``.tsx`` files parse with the TSX grammar (JSX inside TypeScript)."""
     source = """\

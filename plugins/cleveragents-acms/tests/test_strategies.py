@@ -481,6 +481,28 @@ def test_a_typing_overload_is_worth_less_than_its_implementation(tmp_path: Path)
     assert values[0] == values[1] < 0.5  # the two stubs
 
 
+def test_a_typescript_overload_signature_is_worth_less_than_its_implementation() -> None:
+    """TypeScript's overloads are signatures the analyzer marks; an interface's method,
+    the only declaration of its name, keeps its whole share."""
+    from cleveragents_acms.analyzers.treesitter import TypeScriptAnalyzer
+
+    source = (
+        "export function pick(key: string): string;\n"
+        "export function pick(key: unknown): unknown {\n  return key;\n}\n"
+        "export interface Source {\n  read(size: number): string;\n}\n"
+    )
+    result = TypeScriptAnalyzer().analyze(
+        Path("ops.ts"), source, resource_id="01HZZZZZZZZZZZZZZZZZZZZZZZ", relative_path="ops.ts"
+    )
+    nodes = {n.qualname: n for n in result.nodes}
+    delivery = object.__new__(Delivery)
+    delivery.request = ContextRequest(query="pick")
+    delivery.callable_depth = DEPTH_FULL
+    value = {q: delivery._unit(nodes[q], "ops.ts", 1.0).value for q in ("pick", "pick~2")}
+    assert value["pick~2"] == 1.0 and value["pick"] < 0.5
+    assert delivery._unit(nodes["Source.read"], "ops.ts", 1.0).value == 1.0
+
+
 def test_the_function_raising_the_quoted_message_ranks_first_in_its_file() -> None:
     """Within a file, the function whose code holds the message the question quotes
     outranks one that merely uses more of the question's words."""

@@ -151,6 +151,10 @@ class _FileBuilder:
         #: Go: a type's container rendering inputs, to add the methods declared later.
         self.go_containers: dict[str, tuple[UKONode, str, str, list[_Member]]] = {}
         self.go_methods: dict[str, list[_Member]] = {}
+        #: Callables declared without a body (TypeScript overload signatures, interface
+        #: and trait methods), and the ``(parent, name)`` of those with one.
+        self.bodiless: list[UKONode] = []
+        self.implemented: set[tuple[str | None, str]] = set()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -233,6 +237,7 @@ class _FileBuilder:
                 uko, signature, doc, fields = self.go_containers[receiver]
                 self.render_container(uko, signature, doc, [*fields, *methods], [])
         self.resolve_calls(root)
+        self.mark_overloads()
         module.edges.extend(dedupe(self.module_edges))
         self.render_module(module, module_doc, members)
         errors = [] if not root.has_error else [self.first_error(root)]
@@ -373,6 +378,15 @@ class _FileBuilder:
             return [self.callable(node, outer, body, parent, prefix, declaration, doc, name,
                                   decorators)]  # fmt: skip
         return [self.leaf(node, outer, parent, prefix, declaration, doc, name)]
+
+    def mark_overloads(self) -> None:
+        """A signature beside an implementation of the same name in the same scope is an
+        overload (``function map(x: string): string;`` then ``function map(x) { … }``):
+        marked ``overload``, as the implementation holds the code. An interface's or a
+        trait's method declared alone is not one."""
+        for uko in self.bodiless:
+            if (uko.parent, uko.name) in self.implemented:
+                uko.properties["overload"] = "true"
 
     def name_of(self, node: Node) -> str:
         name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -551,6 +565,9 @@ class _FileBuilder:
             owner = qualname.rsplit(".", 1)[0]
         if body is not None:
             self.callables.append(_Callable(body.start_byte, body.end_byte, uko, owner))
+            self.implemented.add((uko.parent, name))
+        else:
+            self.bodiless.append(uko)
         head = [self.text(d) for d in decorators]
         first_doc = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
         brief = "\n".join([*first_doc, *head, signature + (" { ... }" if body else "")])

@@ -13,9 +13,9 @@ evidence:
   lexical score against every term of the question (:class:`LocalScorer`),
   and a callee inherits 0.7 of its caller's share: a function the question
   points at often fails in what it calls; a function a traceback passes
-  through ranks near the top of its file, the innermost frame first; a
-  ``typing.overload`` stub is worth 0.3 of its share (the implementation holds
-  the code);
+  through ranks near the top of its file, the innermost frame first; an
+  overload (a ``typing.overload`` stub, a TypeScript overload signature) is
+  worth 0.3 of its share (the implementation holds the code);
 * each class as its outline, valued lower, so the shape of the code around
   the delivered methods is there when it is cheap (a tenth of the budget at
   most: a large class's member list is not worth its bodies): its docstring
@@ -102,7 +102,7 @@ _RUNNER_UP_VALUE = 0.9
 #: A traceback frame's function has at least this share of its file, less for outer frames.
 _FRAME_FLOOR_STEP = 0.1
 _FRAME_FLOOR_MIN = 0.6
-#: A typing overload is a signature with ``...`` for a body: the implementation it
+#: An overload is a signature with no body (``...`` in Python): the implementation it
 #: shares its name (and its score) with holds the lines that change.
 _OVERLOAD_VALUE = 0.3
 _OVERLOAD = re.compile(r"@(?:\w+\.)*overload\b")
@@ -487,8 +487,12 @@ def _inside(node: UKONode, container: UKONode) -> bool:
 
 
 def _is_overload(node: UKONode) -> bool:
-    """``@typing.overload`` (or ``@t.overload``, ``@overload``) is among its decorators."""
-    return bool(_OVERLOAD.search(node.properties.get("decorators", "")))
+    """``@typing.overload`` (or ``@t.overload``, ``@overload``) is among its decorators, or
+    its analyzer marked it an overload signature (TypeScript's, beside the implementation)."""
+    properties = node.properties
+    return properties.get("overload") == "true" or bool(
+        _OVERLOAD.search(properties.get("decorators", ""))
+    )
 
 
 def _lines(text: str) -> frozenset[str]:
