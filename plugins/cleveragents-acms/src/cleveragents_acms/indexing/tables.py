@@ -91,9 +91,6 @@ def ensure_tables(database: Any) -> None:
     with _lock:
         if key in _migrated:
             return
-        from alembic import command
-        from alembic.config import Config
-
         with database.engine.connect() as connection:
             current = None
             if inspect(connection).has_table(VERSION_TABLE):
@@ -104,6 +101,10 @@ def ensure_tables(database: Any) -> None:
             p.name.split("_")[0] for p in (MIGRATIONS_DIR / "versions").glob("[0-9]*.py")
         )
         if current != heads[-1]:
+            # Alembic is imported only to migrate: a tenth of a second of every command.
+            from alembic import command
+            from alembic.config import Config
+
             with database.engine.connect() as connection, connection.begin():
                 config = Config()
                 config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
