@@ -164,6 +164,32 @@ def test_a_forced_run_keeps_what_a_newer_analyzer_finds(
     assert python and all(n.properties.get("reviewed") == "yes" for n in python)
 
 
+def test_a_refresh_after_the_analyzers_changed_analyses_every_file(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index records its analyzers' versions; a refresh after an upgrade (or an analyzer
+    plugin installed) analyses every file again, once, and says why."""
+    from cleveragents_acms.indexing import service as service_module
+
+    first = service.index_resource(RESOURCE_A, corpus, project="demo")
+    built_with = first.metadata.analyzers or ""
+    assert "python@" in built_with and "markdown@" in built_with
+    assert service.refresh_index(RESOURCE_A, corpus).run.files_analyzed == 0  # type: ignore[union-attr]
+
+    python = next(t for t in built_with.split() if t.startswith("python@"))
+    upgraded = built_with.replace(python, "python@99") + " golang@1.0"
+    monkeypatch.setattr(service_module, "analyzer_versions", lambda specs: upgraded)
+    again = service.refresh_index(RESOURCE_A, corpus)
+    assert again.run is not None and again.run.files_analyzed == first.run.files_analyzed  # type: ignore[union-attr]
+    assert again.run.reanalysis is not None
+    assert f"{python} -> python@99" in again.run.reanalysis
+    assert "+golang@1.0" in again.run.reanalysis
+    assert again.metadata.analyzers == upgraded
+    settled = service.refresh_index(RESOURCE_A, corpus)
+    assert settled.run is not None and settled.run.files_analyzed == 0
+    assert settled.run.reanalysis is None
+
+
 def test_touch_without_change_is_not_reanalysed(service: RepoIndexingService, corpus: Path) -> None:
     """A new mtime with the same content only updates the stored mtime."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

@@ -24,10 +24,12 @@ class _PathOrCommand(click.Group):
 
 @click.group(cls=_PathOrCommand)
 def index() -> None:
-    """Index a code base: `cleveragents index PATH [--project NAME] [--watch]`.
+    """Index a code base: `cleveragents index PATH [--project NAME] [--force] [--watch] [--json]`.
 
     Indexing is incremental: only files whose content changed are analysed
-    again. Subcommands: status.
+    again (every file after the analyzers changed, or with --force). --watch
+    keeps the index fresh as files are saved. `cleveragents index PATH --help`
+    describes the options. Subcommands: status.
     """
 
 
@@ -46,6 +48,8 @@ def _summary(resource: Any, result: Any) -> str:
             f"{run.nodes_added} new, {run.nodes_revised} revised, {run.nodes_retired} retired, "
             f"{run.nodes_unchanged} unchanged; {run.seconds:.2f}s"
         )
+        if run.reanalysis:
+            parts.append(f"  every file analysed again: {run.reanalysis}")
         if run.skipped_reasons:
             ranked = sorted(run.skipped_reasons.items(), key=lambda item: -item[1])
             parts.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in ranked))
@@ -108,7 +112,12 @@ def _surprising_skips(skipped: list[tuple[str, str]]) -> list[str]:
 @click.option(
     "--project", "project", default=None, help="Project to index into (default: folder name)."
 )
-@click.option("--force", is_flag=True, help="Re-analyse every file, not only changed ones.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Re-analyse every file, not only changed ones (a run does so by itself once the "
+    "analyzers changed: an upgrade, an analyzer plugin installed or removed).",
+)
 @click.option("--watch", "watch_", is_flag=True, help="Keep running and refresh on every change.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_app

@@ -14,8 +14,10 @@ the main process, where the indexer embeds whatever arrives without vectors.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
+import importlib.metadata
 import os
 import signal
 import threading
@@ -31,7 +33,14 @@ from cleveragents.registry import import_reference
 from cleveragents_acms.analyzers._common import language_of
 from cleveragents_acms.indexing.store import node_blobs
 
-__all__ = ["ComponentSpec", "FileAnalysis", "NodeVectors", "analyze_files", "embed_nodes"]
+__all__ = [
+    "ComponentSpec",
+    "FileAnalysis",
+    "NodeVectors",
+    "analyze_files",
+    "analyzer_versions",
+    "embed_nodes",
+]
 
 _HEAD_BYTES = 8192
 
@@ -49,6 +58,36 @@ class ComponentSpec:
             return self.instance
         target = import_reference(self.reference or "")
         return target() if isinstance(target, type) else target
+
+
+def analyzer_versions(specs: Sequence[ComponentSpec]) -> str:
+    """``markdown@0.1.0 python@0.1.0 …``: each analyzer by name and the version of the
+    distribution its package comes from (``?`` when unknown), sorted.
+
+    An index records it: when it changes (an upgrade, an analyzer plugin installed or
+    removed), what the analyzers find in unchanged files may change too.
+    """
+    tags = []
+    for spec in specs:
+        if spec.instance is not None:
+            module = type(spec.instance).__module__
+        else:
+            module = (spec.reference or "").partition(":")[0]
+        tags.append(f"{spec.name}@{_distribution_version(module.split('.')[0])}")
+    return " ".join(sorted(tags))
+
+
+@functools.cache
+def _distribution_version(package: str) -> str:
+    if not package:
+        return "?"
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError, ValueError):
+        return importlib.metadata.version(package)  # usually named as its package
+    # The full map scans every installed distribution: only when the name differs.
+    for name in importlib.metadata.packages_distributions().get(package) or []:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError, ValueError):
+            return importlib.metadata.version(name)
+    return "?"
 
 
 @dataclass

@@ -40,6 +40,8 @@ class IndexMetadata:
     primary_language: str
     status: str  # pending | indexing | ready | stale | error
     error_message: str | None = None
+    #: The analyzers (``name@version``) of the last completed run.
+    analyzers: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -66,6 +68,8 @@ class IndexRun:
     nodes_retired: int = 0
     nodes_unchanged: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
+    #: Why every file was analysed again without ``force`` (the analyzers changed).
+    reanalysis: str | None = None
     seconds: float = 0.0
     #: Seconds per phase (open, discover, analyse, resolve, graph, nodes, text, vectors,
     #: graph-wait, commit, close, record, finish); changed files reach the text index

@@ -33,7 +33,12 @@ from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, Valida
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode
 from cleveragents_acms.analyzers._common import CODE_LANGUAGES
-from cleveragents_acms.indexing.analysis import ComponentSpec, FileAnalysis, analyze_files
+from cleveragents_acms.indexing.analysis import (
+    ComponentSpec,
+    FileAnalysis,
+    analyze_files,
+    analyzer_versions,
+)
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex
 from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
@@ -58,6 +63,21 @@ _ON_PHASE: ContextVar[PhaseListener | None] = ContextVar("on_phase", default=Non
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _changes(before: str, now: str) -> str:
+    """``python@0.1.0 -> python@0.2.0, +go@0.1.0``: what differs between two
+    :func:`analyzer_versions`."""
+    old = dict(tag.rpartition("@")[::2] for tag in before.split())
+    new = dict(tag.rpartition("@")[::2] for tag in now.split())
+    changes = [
+        f"{name}@{old[name]} -> {name}@{new[name]}"
+        for name in sorted(old.keys() & new.keys())
+        if old[name] != new[name]
+    ]
+    changes += [f"+{name}@{new[name]}" for name in sorted(new.keys() - old.keys())]
+    changes += [f"-{name}@{old[name]}" for name in sorted(old.keys() - new.keys())]
+    return ", ".join(changes)
 
 
 def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
@@ -160,8 +180,15 @@ class RepoIndexingService:
         if not project.strip():
             raise ValidationError("project name is required")
         self.cleanup_stale_indexing()
-        index_id, previous = self._claim(resource_id, project, root.resolve())
+        index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
         run = IndexRun()
+        analyzers = analyzer_versions(self._analyzer_specs())
+        if built_with and built_with != analyzers and not force:
+            # What an analyzer finds in an unchanged file may have changed with it.
+            force = True
+            run.reanalysis = (
+                f"the analyzers changed since the last run: {_changes(built_with, analyzers)}"
+            )
         started = time.perf_counter()
         listening = _ON_PHASE.set(on_phase)
         try:
@@ -191,7 +218,7 @@ class RepoIndexingService:
             raise
         else:
             with _phase(run, "finish"):
-                metadata = self._finish(index_id, files, run)
+                metadata = self._finish(index_id, files, run, analyzers)
         finally:
             _ON_PHASE.reset(listening)
         run.seconds = round(time.perf_counter() - started, 3)
@@ -290,8 +317,13 @@ class RepoIndexingService:
 
     # -- the run ---------------------------------------------------------------------
 
-    def _claim(self, resource_id: str, project: str, root: Path) -> tuple[str, str | None]:
-        """Create or take the status row; refuse if a live process is indexing it."""
+    def _claim(
+        self, resource_id: str, project: str, root: Path
+    ) -> tuple[str, str | None, str | None]:
+        """Create or take the status row; refuse if a live process is indexing it.
+
+        Returns the index id, its status before and the analyzers it was built with.
+        """
         now = _now().isoformat()
         me = {
             "status": "indexing",
@@ -323,7 +355,7 @@ class RepoIndexingService:
                         **me,
                     )
                 )
-                return index_id, None
+                return index_id, None, None
             if (
                 row["status"] == "indexing"
                 and row["worker_pid"] != os.getpid()
@@ -337,7 +369,7 @@ class RepoIndexingService:
                 .where(repo_indexes.c.index_id == row["index_id"])
                 .values(root_path=str(root), **me)
             )
-            return row["index_id"], row["status"]
+            return row["index_id"], row["status"], row["analyzers"]
 
     def _set_status(self, index_id: str, status: str, message: str | None) -> None:
         with self.database.engine.begin() as conn:
@@ -681,7 +713,9 @@ class RepoIndexingService:
             )
         return files
 
-    def _finish(self, index_id: str, files: Iterable[FileRecord], run: IndexRun) -> IndexMetadata:
+    def _finish(
+        self, index_id: str, files: Iterable[FileRecord], run: IndexRun, analyzers: str
+    ) -> IndexMetadata:
         files = list(files)
         # The primary language is a programming language when there is code at all: a
         # project's prose (Flask's 84 .rst pages) outweighs its code more often than not.
@@ -702,6 +736,7 @@ class RepoIndexingService:
             "error_count": sum(1 for f in files if f.errors),
             "token_estimate": sum(f.token_count for f in files),
             "primary_language": (code or tokens or Counter(["unknown"])).most_common(1)[0][0],
+            "analyzers": analyzers,
         }
         with self.database.engine.begin() as conn:
             conn.execute(
@@ -743,6 +778,7 @@ def _metadata(row: Any) -> IndexMetadata:
         primary_language=row["primary_language"],
         status=row["status"],
         error_message=row["error_message"],
+        analyzers=row["analyzers"],
     )
 
 

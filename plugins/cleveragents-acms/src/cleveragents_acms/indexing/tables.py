@@ -50,6 +50,8 @@ repo_indexes = Table(
     # Who is indexing right now: lets start-up tell a live run from a crashed one.
     Column("worker_pid", Integer, nullable=True),
     Column("worker_host", String(255), nullable=True),
+    # ``markdown@0.1.0 python@0.1.0 …``: a refresh after they change analyses every file.
+    Column("analyzers", Text, nullable=True),
     Column("created_at", String(40), nullable=False),
     UniqueConstraint("resource_id", "project_name", name="uq_repo_indexes_resource_project"),
     CheckConstraint(
