@@ -286,6 +286,48 @@ def test_path_indexes_first_and_fresh_text_is_delivered(ctx_cli: Run, tmp_path: 
     assert "1 analysed" in again.stderr
 
 
+def test_an_implementation_too_long_to_show_comes_as_its_signature(
+    ctx_cli: Run, tmp_path: Path
+) -> None:
+    """TypeScript: overload signatures, then an implementation whose JSDoc and body fit
+    no small budget. The implementation comes as its signature, ranked above the overloads
+    it implements, instead of being left out."""
+    root = tmp_path / "streams"
+    (root / "src").mkdir(parents=True)
+    doc = "\n".join(
+        f" * Paragraph {i}: switching to the newest inner stream unsubscribes the previous "
+        "inner stream, so only the latest projection emits values."
+        for i in range(12)
+    )
+    body = "\n".join(
+        f"  const step{i} = inner.subscribe(value => emit(value, {i}));" for i in range(40)
+    )
+    (root / "src" / "switch.ts").write_text(
+        "import { Stream } from './stream';\n\n"
+        "export function switchTo<T>(project: (value: T) => Stream<T>): Stream<T>;\n"
+        "export function switchTo<T, R>(project: (value: T) => Stream<R>, "
+        "select: (value: R) => R): Stream<R>;\n"
+        f"/**\n{doc}\n */\n"
+        "export function switchTo<T, R>(project: (value: T) => Stream<R>, "
+        "select?: (value: R) => R): Stream<R> {\n"
+        f"  let inner: Stream<R> | null = null;\n{body}\n  return inner as Stream<R>;\n}}\n"
+    )
+    (root / "src" / "stream.ts").write_text(
+        "export class Stream<T> {\n  subscribe(next: (value: T) => void): () => void {\n"
+        "    return () => {};\n  }\n}\n"
+    )
+    done = ctx_cli(
+        "context", "assemble", "How does switchTo unsubscribe from the previous inner stream?",
+        "--path", str(root), "--budget", "250", "--strategy", "arce", "--json",
+    )  # fmt: skip
+    fragments = json.loads(done.stdout)["fragments"]
+    score = {f["uko_node"].rsplit("#", 1)[-1]: f["relevance_score"] for f in fragments}
+    implementation = next(f for f in fragments if f["uko_node"].endswith("#switchTo~3"))
+    assert implementation["detail_depth"] < 9
+    assert "select?: (value: R) => R): Stream<R> { ... }" in implementation["content"]
+    assert score["switchTo~3"] > max(score.get("switchTo", 0.0), score.get("switchTo~2", 0.0))
+
+
 def test_failing_custom_stage_is_reported(ctx_cli: Run) -> None:
     """A configured stage that raises is replaced; notes, preamble and inspect say so."""
     env = {

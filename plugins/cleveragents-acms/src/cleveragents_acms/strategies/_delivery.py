@@ -7,9 +7,10 @@ evidence:
 * the whole file, when it is small enough (at most 70 % of the budget for the
   best file, 30 % for the others): it holds every line that may change;
 * each function or method in full; one that cannot fit whole only as an
-  outline of glimpse size (a function not delivered whole holds none of its
-  lines to change, so its outline must not take the room of the next
-  function in full). Its share combines its fused search score with a local
+  outline of glimpse size, else as its signature (a function not delivered
+  whole holds none of its lines to change, so its outline must not take the
+  room of the next function in full; but where the code is, and how it is
+  called, is worth a line). Its share combines its fused search score with a local
   lexical score against every term of the question (:class:`LocalScorer`),
   and a callee inherits 0.7 of its caller's share: a function the question
   points at often fails in what it calls; a function a traceback passes
@@ -323,15 +324,15 @@ class Delivery:
             # what a unit may cost scales with its file's belief (the best file: half the budget)
             limit = min(room, int(self.budget * _UNIT_SHARE * probability[unit.file]))
             if unit.kind == "node" and unit.depth >= DEPTH_FULL:
-                # whole, else a glimpse-sized outline: a long outline would take the room
-                # of the next units in full
+                # whole, else a glimpse-sized outline (its signature when its docs are long):
+                # a long outline would take the room of the next units in full
                 added = filler.offer(
                     unit.uri, [unit.depth], relevance, metadata=metadata, limit=limit, node=node
                 )
                 if added is None:
                     added = filler.offer(
                         unit.uri,
-                        [DEPTH_OUTLINE],
+                        [DEPTH_OUTLINE, DEPTH_SIGNATURES],
                         relevance,
                         metadata=metadata,
                         limit=min(limit, _GLIMPSE_TOKENS),
