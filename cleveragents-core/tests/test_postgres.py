@@ -10,35 +10,15 @@ import pytest
 from sqlalchemy import text
 
 from cleveragents.errors import AlreadyExistsError, DatabaseError, DatabaseLockedError
-from cleveragents.models import Resource, new_ulid
+from cleveragents.models import Resource
 from cleveragents.storage.audit import list_events, record_event
 from cleveragents.storage.database import Database, head_revision
 from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
-from cleveragents.testing.postgres import PostgresUnavailable, create_database, start_postgres
-
-
-@pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        url, stop = start_postgres(tmp_path_factory.mktemp("postgres"))
-    except PostgresUnavailable as exc:
-        print(f"skipping PostgreSQL tests: {exc}")
-        pytest.skip(f"PostgreSQL unavailable: {exc}")
-    try:
-        yield url
-    finally:
-        stop()
 
 
 @pytest.fixture
-def pg_url(postgres_server: str) -> str:
-    """A fresh, empty database on the session's server."""
-    return create_database(postgres_server, f"t_{new_ulid().lower()}")
-
-
-@pytest.fixture
-def pg(pg_url: str) -> Iterator[Database]:
-    database = Database(pg_url, busy_timeout=2.0)
+def pg(postgres_url: str) -> Iterator[Database]:
+    database = Database(postgres_url, busy_timeout=2.0)
     yield database
     database.dispose()
 
@@ -128,10 +108,10 @@ def test_audit_log_on_postgres(pg: Database) -> None:
     assert "hunter2" not in str(events[1]["details"])
 
 
-def test_lock_timeout_raises_database_locked_error(pg_url: str) -> None:
+def test_lock_timeout_raises_database_locked_error(postgres_url: str) -> None:
     """A table lock held past the busy timeout becomes DatabaseLockedError."""
-    holder = Database(pg_url)
-    quick = Database(pg_url, busy_timeout=0.2)
+    holder = Database(postgres_url)
+    quick = Database(postgres_url, busy_timeout=0.2)
     holder.migrate()
     try:
         with holder.engine.connect() as connection, connection.begin():
@@ -146,9 +126,9 @@ def test_lock_timeout_raises_database_locked_error(pg_url: str) -> None:
         quick.dispose()
 
 
-def test_concurrent_first_use_migrates_once(pg_url: str) -> None:
+def test_concurrent_first_use_migrates_once(postgres_url: str) -> None:
     """Handles racing to migrate a fresh database serialise on the advisory lock."""
-    handles = [Database(pg_url, busy_timeout=10.0) for _ in range(4)]
+    handles = [Database(postgres_url, busy_timeout=10.0) for _ in range(4)]
     errors: list[BaseException] = []
 
     def use(database: Database) -> None:

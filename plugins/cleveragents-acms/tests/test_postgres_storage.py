@@ -12,31 +12,17 @@ from sqlalchemy import text
 
 import cleveragents
 from cleveragents.config import load_config
-from cleveragents.models import new_ulid
 from cleveragents.plugins import PluginHost
 from cleveragents.storage.database import Database
-from cleveragents.testing.postgres import PostgresUnavailable, create_database, start_postgres
 from cleveragents_acms.indexing.service import RepoIndexingService
 from cleveragents_acms.indexing.tables import ensure_tables
 
 RESOURCE = "01JP0000000000000000000000"
 
 
-@pytest.fixture(scope="module")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        url, stop = start_postgres(tmp_path_factory.mktemp("postgres"))
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL unavailable: {exc}")
-    try:
-        yield url
-    finally:
-        stop()
-
-
 @pytest.fixture
-def pg(postgres_server: str) -> Iterator[Database]:
-    database = Database(create_database(postgres_server, f"t_{new_ulid().lower()}"))
+def pg(postgres_url: str) -> Iterator[Database]:
+    database = Database(postgres_url)
     yield database
     database.dispose()
 

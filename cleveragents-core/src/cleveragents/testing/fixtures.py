@@ -15,6 +15,10 @@ gets these fixtures without a ``conftest.py``:
 ``run_cli``
     ``run_cli("plugins", "list", "--json")`` runs the installed ``cleveragents``
     command in a subprocess with that home and returns a :class:`CliResult`.
+``postgres_server`` (session) and ``postgres_url``
+    A private PostgreSQL server started from the machine's PostgreSQL binaries for
+    the test session, and a fresh empty database on it per test (its URL); a test
+    that asks for them is skipped where PostgreSQL is not installed.
 
 This module is imported by every pytest run in such an environment, so it
 imports nothing heavy at module level.
@@ -42,6 +46,8 @@ __all__ = [
     "cleveragents_home",
     "find_console_script",
     "plugin_host",
+    "postgres_server",
+    "postgres_url",
     "register_plugin",
     "run_cli",
 ]
@@ -185,3 +191,27 @@ def run_cli(cleveragents_home: Path) -> Callable[..., CliResult]:
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a PostgreSQL server of this test session's own (skips without one)."""
+    from cleveragents.testing.postgres import PostgresUnavailable, start_postgres
+
+    try:
+        url, stop = start_postgres(tmp_path_factory.mktemp("postgres"))
+    except PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL unavailable: {exc}")
+    try:
+        yield url
+    finally:
+        stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """The URL of a fresh, empty database on the session's PostgreSQL server."""
+    from cleveragents.models import new_ulid
+    from cleveragents.testing.postgres import create_database
+
+    return create_database(postgres_server, f"t_{new_ulid().lower()}")
