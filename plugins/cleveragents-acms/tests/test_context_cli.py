@@ -328,6 +328,25 @@ def test_an_implementation_too_long_to_show_comes_as_its_signature(
     assert score["switchTo~3"] > max(score.get("switchTo", 0.0), score.get("switchTo~2", 0.0))
 
 
+def test_imports_take_a_tenth_of_a_small_budget_at_most(ctx_cli: Run, tmp_path: Path) -> None:
+    """A file's imports come with it (a fix often adds one), but a small budget is for code."""
+    root = tmp_path / "billing"
+    root.mkdir()
+    imports = "".join(f"import billing_helper_{i}\n" for i in range(30))
+    (root / "invoice.py").write_text(
+        f"{imports}\n\ndef total_invoice_amount(lines):\n"
+        "    return sum(line.amount for line in lines)\n"
+    )
+    done = ctx_cli(
+        "context", "assemble", "How is the total invoice amount computed?",
+        "--path", str(root), "--budget", "200", "--strategy", "arce", "--json",
+    )  # fmt: skip
+    fragments = json.loads(done.stdout)["fragments"]
+    assert any("def total_invoice_amount(lines)" in f["content"] for f in fragments)
+    imported = [f for f in fragments if f["content"].startswith("import billing_helper_")]
+    assert imported and sum(f["token_count"] for f in imported) <= 20
+
+
 def test_failing_custom_stage_is_reported(ctx_cli: Run) -> None:
     """A configured stage that raises is replaced; notes, preamble and inspect say so."""
     env = {

@@ -22,7 +22,8 @@ evidence:
   most: a large class's member list is not worth its bodies): its docstring
   and signatures (the docstring documents the parameters and attributes a
   fix often changes), else its signatures alone, else its member names;
-* the imports of the two best files (edits often add one), valued lower still.
+* the imports of the two best files (edits often add one), valued lower still,
+  a tenth of the budget at most together.
 
 The best function of the second and third files is raised to just below the
 best file's best units: the likeliest file is the wrong one almost half the
@@ -90,6 +91,8 @@ _CALL_FILES = 3
 #: The imports of the best files are worth this much of their file (edits often add one).
 _IMPORT_VALUE = 0.3
 _IMPORT_FILES = 2
+#: Together, imports take at most this share of the budget (a small budget is for code).
+_IMPORT_SHARE = 0.1
 #: Share of the budget held back for one glimpse (a signature) of each other likely file.
 _MAP_SHARE = 0.1
 _MAP_TOKENS = 60
@@ -323,6 +326,8 @@ class Delivery:
                 continue
             # what a unit may cost scales with its file's belief (the best file: half the budget)
             limit = min(room, int(self.budget * _UNIT_SHARE * probability[unit.file]))
+            if is_import(node.uko_type):
+                limit = min(limit, int(self.budget * _IMPORT_SHARE) - state.import_tokens)
             if unit.kind == "node" and unit.depth >= DEPTH_FULL:
                 # whole, else a glimpse-sized outline (its signature when its docs are long):
                 # a long outline would take the room of the next units in full
@@ -353,6 +358,8 @@ class Delivery:
             if added is not None:
                 state.seen.add(unit.file)
                 state.delivered[added.uko_node] = unit
+                if is_import(node.uko_type):
+                    state.import_tokens += added.token_count
                 if added.detail_depth >= DEPTH_FULL:
                     state.full[unit.file].append(node)
                 elif unit.kind == "outline":
@@ -407,6 +414,7 @@ class _TakeState:
     )
     #: Fragment node URI -> the unit it was delivered for.
     delivered: dict[str, _Unit] = field(default_factory=dict)
+    import_tokens: int = 0
 
 
 def _hedge(units: list[_Unit], ranked: list[str]) -> None:
