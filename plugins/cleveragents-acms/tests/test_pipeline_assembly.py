@@ -6,11 +6,13 @@ from typing import Any
 
 import pytest
 
+from cleveragents import assembly
 from cleveragents.errors import ValidationError
 from cleveragents.models.context import (
     AssembledContext,
     ContextBudget,
     ContextFragment,
+    DroppedFragment,
     StrategyCapabilities,
 )
 from cleveragents.protocols.backends import BackendSet
@@ -445,6 +447,22 @@ def test_the_strategies_standing_by_run_when_the_lead_finds_nothing() -> None:
         assert len(context.fragments) == 3
         assert context.strategies_used == ("breadth-depth-navigator",)
         assert "arce found nothing; trying the others" in context.notes
+
+    def nothing_fits(budget: int) -> list[ContextFragment]:
+        services = assembly.current()
+        assert services is not None
+        for index in range(2):
+            too_big = DroppedFragment(
+                uko_node=f"urn:test:big{index}", path="big.py", detail_depth=9, reason="too big"
+            )
+            services.leave_out("arce", too_big)
+        return []
+
+    lead = StubStrategy("arce", 0.9, quality=0.95, fragments=nothing_fits)
+    navigator = StubStrategy("breadth-depth-navigator", 0.6, quality=0.85, fragments=fragments(3))
+    pipeline = ContextAssemblyPipeline(None, [lead, navigator], tokenizer=CL100K)
+    context = pipeline.assemble(make_request(), BackendSet(), 4000)
+    assert any("arce found 2 candidates but none fits in" in n for n in context.notes)
 
     named = make_request(preferred_strategies=("arce",))
     navigator = StubStrategy("breadth-depth-navigator", 0.6, quality=0.85, fragments=fragments(3))

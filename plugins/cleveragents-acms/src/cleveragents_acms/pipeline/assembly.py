@@ -250,7 +250,14 @@ class ContextAssemblyPipeline:
             tried = {_name(s) for s, _, _ in allocations}
             rest = [s for s in self._strategies if _name(s) not in tried]
             if tried and rest:
-                note(f"{', '.join(sorted(tried))} found nothing; trying the others")
+                left_out = sum(len(services.left_out.get(name, ())) for name in tried)
+                found = (
+                    f"found {left_out} candidates but none fits in {fragment_budget} "
+                    f"token{'' if fragment_budget == 1 else 's'}"
+                    if left_out
+                    else "found nothing"
+                )
+                note(f"{', '.join(sorted(tried))} {found}; trying the others")
                 allocations, raw = self._orchestrate(
                     rest, request, backends, fragment_budget, plan_context, counts
                 )
