@@ -66,3 +66,26 @@ def test_classes_the_question_defines_are_the_reporters() -> None:
     )
     assert "FooBar" in analysis.own_classes
     assert analysis.identifiers["FooBar"] < analysis.identifiers["CharField"]
+
+
+def test_prose_is_weighed_down_only_beside_code() -> None:
+    """In a code base, documentation rarely holds what must change; in a documentation
+    project (nearly every candidate prose), it is what the question is about."""
+    from cleveragents.models.uko import node_uri
+    from cleveragents_acms.strategies._evidence import Evidence
+
+    def evidence(paths: list[str]) -> dict[str, float]:
+        found = Evidence(analyze("How do I substitute a custom user model?"))
+        found.issue = {node_uri(RESOURCE, p): 10.0 - i for i, p in enumerate(paths)}
+        return {uri.rsplit("/", 1)[-1]: s for uri, s in found.file_scores().items()}
+
+    book = ["topics/page0.txt", "conf.py", *(f"topics/page{i}.txt" for i in range(1, 9))]
+    scores = evidence(book)
+    assert max(scores, key=scores.__getitem__) == "page0.txt"
+    assert scores["page0.txt"] > scores["conf.py"]
+    code = ["topics/page0.txt", *(f"auth/models{i}.py" for i in range(4))]
+    scores = evidence(code)
+    assert scores["page0.txt"] < scores["models0.py"]
+
+
+RESOURCE = "01JD0000000000000000000000"

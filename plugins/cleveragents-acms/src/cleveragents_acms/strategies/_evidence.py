@@ -28,6 +28,8 @@ counts as much as all the above together.
 
 Test files and non-code files (documentation, data) are weighed down unless
 the question is about them: what must change is rarely the test or the prose.
+In a documentation project (fewer than a fifth of the candidate files are code)
+the prose is what a question is about, and is not weighed down.
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ _ISSUE_WEIGHT = 1.5
 _MENTION_WEIGHT = 0.5
 _TEST_FACTOR = 1 / 3
 _PROSE_FACTOR = 1 / 3
+#: When fewer of the candidate files than this are code, the project is documentation
+#: (a docs folder, a book): prose is what the question is about.
+_CODE_MINORITY = 0.2
 _CODE_SUFFIXES = (
     ".py", ".pyi", ".pyx", ".js", ".jsx", ".ts", ".tsx", ".go", ".rs", ".java", ".c", ".h",
     ".cc", ".cpp", ".hpp", ".rb", ".php", ".kt", ".scala", ".cs", ".swift", ".m",
@@ -225,7 +230,12 @@ class Evidence:
             "messages": self.message_files,
         }
         files: set[str] = set().union(*kinds.values())
-        prior = self._prior
+        code = sum(1 for f in files if _is_code(path_of(f)))
+        prose_asked = bool(files) and code < _CODE_MINORITY * len(files)
+
+        def prior(file_uri: str) -> float:
+            return self._prior(file_uri, prose_asked=prose_asked)
+
         scores = {
             f: prior(f) * sum(FILE_WEIGHTS[k] * kinds[k].get(f, 0.0) for k in kinds) for f in files
         }
@@ -234,15 +244,16 @@ class Evidence:
             scores = {f: base[f] + prior(f) * text.get(f, 0.0) for f in base}
         return scores
 
-    def _prior(self, file_uri: str) -> float:
-        """Tests and prose (documentation, examples) rarely change, unless asked about."""
+    def _prior(self, file_uri: str, *, prose_asked: bool = False) -> float:
+        """Tests and prose (documentation, examples) rarely change, unless asked about
+        (``prose_asked``: the candidates are nearly all prose)."""
         keywords = self.analysis.keywords
         path = path_of(file_uri)
         factor = 1.0
         if is_test_path(path) and not {"test", "tests", "testing"} & keywords.keys():
             factor *= _TEST_FACTOR
-        prose = not path.endswith(_CODE_SUFFIXES) or _is_example(path)
-        if prose and not {"doc", "docs", "documentation", "docstring"} & keywords.keys():
+        asked = prose_asked or bool({"doc", "docs", "documentation", "docstring"} & keywords.keys())
+        if not asked and not _is_code(path):
             factor *= _PROSE_FACTOR
         return factor
 
@@ -274,6 +285,11 @@ class Evidence:
 
 
 _EXAMPLE_FOLDERS = frozenset({"doc", "docs", "example", "examples", "demo", "demos", "tutorials"})
+
+
+def _is_code(path: str) -> bool:
+    """A source file that is not an example (``docs/conf.py`` and ``examples/`` are prose)."""
+    return path.endswith(_CODE_SUFFIXES) and not _is_example(path)
 
 
 def _is_example(path: str) -> bool:
