@@ -25,6 +25,16 @@ def assemble_json(run: Run, *args: str) -> dict[str, Any]:
     )
 
 
+def arce_fragments(run: Run, question: str, root: Path, budget: int) -> list[dict[str, Any]]:
+    """The fragments arce alone delivers for ``question`` about the code at ``root``."""
+    done = run(
+        "context", "assemble", question, "--path", str(root),
+        "--budget", str(budget), "--strategy", "arce", "--json",
+    )  # fmt: skip
+    fragments: list[dict[str, Any]] = json.loads(done.stdout)["fragments"]
+    return fragments
+
+
 def cost(data: dict[str, Any]) -> int:
     return sum(CL100K.count(f["content"]) for f in data["fragments"]) + CL100K.count(
         data["preamble"] or ""
@@ -316,11 +326,8 @@ def test_an_implementation_too_long_to_show_comes_as_its_signature(
         "export class Stream<T> {\n  subscribe(next: (value: T) => void): () => void {\n"
         "    return () => {};\n  }\n}\n"
     )
-    done = ctx_cli(
-        "context", "assemble", "How does switchTo unsubscribe from the previous inner stream?",
-        "--path", str(root), "--budget", "250", "--strategy", "arce", "--json",
-    )  # fmt: skip
-    fragments = json.loads(done.stdout)["fragments"]
+    question = "How does switchTo unsubscribe from the previous inner stream?"
+    fragments = arce_fragments(ctx_cli, question, root, 250)
     score = {f["uko_node"].rsplit("#", 1)[-1]: f["relevance_score"] for f in fragments}
     implementation = next(f for f in fragments if f["uko_node"].endswith("#switchTo~3"))
     assert implementation["detail_depth"] < 9
@@ -337,11 +344,7 @@ def test_imports_take_a_tenth_of_a_small_budget_at_most(ctx_cli: Run, tmp_path: 
         f"{imports}\n\ndef total_invoice_amount(lines):\n"
         "    return sum(line.amount for line in lines)\n"
     )
-    done = ctx_cli(
-        "context", "assemble", "How is the total invoice amount computed?",
-        "--path", str(root), "--budget", "200", "--strategy", "arce", "--json",
-    )  # fmt: skip
-    fragments = json.loads(done.stdout)["fragments"]
+    fragments = arce_fragments(ctx_cli, "How is the total invoice amount computed?", root, 200)
     assert any("def total_invoice_amount(lines)" in f["content"] for f in fragments)
     imported = [f for f in fragments if f["content"].startswith("import billing_helper_")]
     assert imported and sum(f["token_count"] for f in imported) <= 20
