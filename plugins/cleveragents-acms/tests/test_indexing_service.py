@@ -190,6 +190,18 @@ def test_a_refresh_after_the_analyzers_changed_analyses_every_file(
     assert settled.run.reanalysis is None
 
 
+def test_without_analyzers_nothing_is_claimed(service: RepoIndexingService, corpus: Path) -> None:
+    """No analyzer registered (ACMS's plugin disabled): a clear error, and no status row
+    left behind in ``indexing``."""
+    from cleveragents.errors import CleverAgentsError
+    from cleveragents.registry import Registry
+
+    bare = RepoIndexingService(service.database, Registry(), service.config, workers=1)
+    with pytest.raises(CleverAgentsError, match="no analyzers are registered"):
+        bare.index_resource(RESOURCE_A, corpus, project="demo")
+    assert service.get_index_status(RESOURCE_A, "demo") is None
+
+
 def test_touch_without_change_is_not_reanalysed(service: RepoIndexingService, corpus: Path) -> None:
     """A new mtime with the same content only updates the stored mtime."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

@@ -180,9 +180,9 @@ class RepoIndexingService:
         if not project.strip():
             raise ValidationError("project name is required")
         self.cleanup_stale_indexing()
+        analyzers = analyzer_versions(self._analyzer_specs())  # raises before the claim
         index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
         run = IndexRun()
-        analyzers = analyzer_versions(self._analyzer_specs())
         if built_with and built_with != analyzers and not force:
             # What an analyzer finds in an unchanged file may have changed with it.
             force = True
