@@ -784,8 +784,9 @@ def test_preamble_counts_a_files_imports_instead_of_naming_them() -> None:
     assert "import.m" not in preamble
 
 
-def test_preamble_names_a_redefined_symbol_once() -> None:
-    """TypeScript overloads are nodes ``map``, ``map~2``, ``map~3``: the map names ``map``."""
+def test_preamble_names_a_redefined_symbol_once_and_counts_text_chunks() -> None:
+    """TypeScript overloads are nodes ``map``, ``map~2``, ``map~3``: the map names ``map``.
+    Chunks of text (``L1-10``) are counted: each fragment's header gives its lines."""
     overloads = [
         located("map" + suffix, "ops.ts", i + 1) for i, suffix in enumerate(("", "~2", "~3"))
     ]
@@ -794,6 +795,9 @@ def test_preamble_names_a_redefined_symbol_once() -> None:
     assert preamble is not None
     assert "ops.ts (d9): map\n" in preamble
     assert "README.md (d9): Usage~section2" in preamble
+    chunks = [located(f"L{n}-{n + 9}", "guide.txt", n) for n in (1, 11, 21)]
+    prose = ProvenancePreambleGenerator().generate(chunks, ["arce"], 0.5, 300)
+    assert prose is not None and "guide.txt (d9): 3 passages" in prose
 
 
 def test_preamble_fits_max_tokens_by_the_real_tokenizer() -> None:

@@ -26,6 +26,8 @@ _STAGE = "preamble-generator"
 _MAX_SYMBOLS_PER_FILE = 8
 #: ``exhaustMap~2``: the analyzers' suffix for a name defined again (overloads, redefinitions).
 _REDEFINED = re.compile(r"~\d+$")
+#: ``L120-164``: a chunk of text (prose, or code no analyzer reads), named by its lines.
+_CHUNK = re.compile(r"L\d+-\d+")
 
 
 @dataclass
@@ -125,25 +127,29 @@ def _count(number: int, noun: str) -> str:
 
 def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True) -> str:
     """``  - app.py (d9): Config, Config.load, main, 3 imports`` — the symbols included from
-    one file; its import statements are counted, not named (``import.os``, ``import.os~2``),
-    and a name defined several times (``map``, ``map~2``: overloads) is named once.
-    Without ``symbols``: ``  - app.py (d9)``."""
+    one file; its import statements and its text chunks (``L120-164``, whose lines each
+    fragment's header gives) are counted, not named, and a name defined several times
+    (``map``, ``map~2``: overloads) is named once. Without ``symbols``: ``  - app.py (d9)``."""
     depths = "/".join(str(d) for d in sorted({f.detail_depth for f in group}, reverse=True))
     if not symbols:
         return f"  - {path or '?'} (d{depths})"
     names: list[str] = []
-    imports = 0
+    imports = chunks = 0
     for fragment in group:
         if is_import(fragment.metadata.get("uko_type", "")):
             imports += 1
             continue
         _, sep, qualname = fragment.uko_node.partition("#")
         name = _REDEFINED.sub("", unquote(qualname))
-        if sep and name and name not in names:
+        if _CHUNK.fullmatch(name):
+            chunks += 1
+        elif sep and name and name not in names:
             names.append(name)
     listed = names[:_MAX_SYMBOLS_PER_FILE]
     if len(names) > _MAX_SYMBOLS_PER_FILE:
         listed.append(f"+{len(names) - _MAX_SYMBOLS_PER_FILE}")
+    if chunks:
+        listed.append(_count(chunks, "passage"))
     if imports:
         listed.append(_count(imports, "import"))
     shown = ", ".join(listed)
