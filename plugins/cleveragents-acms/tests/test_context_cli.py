@@ -350,6 +350,24 @@ def test_imports_take_a_tenth_of_a_small_budget_at_most(ctx_cli: Run, tmp_path: 
     assert imported and sum(f["token_count"] for f in imported) <= 20
 
 
+def test_an_index_built_by_other_analyzers_is_noted(ctx_cli: Run, ctx_home: Path) -> None:
+    """After an upgrade, a context is still assembled from the index, with a note saying
+    which analyzers changed and what re-analyses the files."""
+    import sqlite3
+
+    with sqlite3.connect(ctx_home / "cleveragents.db") as db:
+        built_with = db.execute("SELECT analyzers FROM repo_indexes").fetchone()[0]
+        assert built_with and "python@" in built_with
+        older = " ".join(
+            "python@0.0.1" if tag.startswith("python@") else tag for tag in built_with.split()
+        )
+        db.execute("UPDATE repo_indexes SET analyzers = ?", (older,))
+    notes = assemble_json(ctx_cli, "--budget", "2000")["notes"]
+    noted = [n for n in notes if "built by other analyzers" in n]
+    assert noted and "python@0.0.1 -> python@" in noted[0]
+    assert "cleveragents index PATH --project demo" in noted[0]
+
+
 def test_failing_custom_stage_is_reported(ctx_cli: Run) -> None:
     """A configured stage that raises is replaced; notes, preamble and inspect say so."""
     env = {

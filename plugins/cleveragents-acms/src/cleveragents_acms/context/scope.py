@@ -25,6 +25,7 @@ from cleveragents.errors import CleverAgentsError, NotFoundError
 from cleveragents.protocols.backends import TextResult, VectorResult
 from cleveragents_acms.context.nodes import IndexedRoot
 from cleveragents_acms.context.policy import ContextView
+from cleveragents_acms.indexing.analysis import analyzer_changes, analyzer_versions
 from cleveragents_acms.indexing.project_index import (
     backend_options,
     construct_backend,
@@ -42,6 +43,17 @@ __all__ = [
 ]
 
 _USABLE = ("ready", "stale")
+
+
+def _installed_analyzers(registry: Any, config: Any, database: Any) -> str | None:
+    """The installed analyzers as an index records them (``None`` when there are none)."""
+    from cleveragents_acms.indexing.service import RepoIndexingService
+
+    try:
+        specs = RepoIndexingService(database, registry, config).analyzer_specs()
+    except CleverAgentsError:
+        return None
+    return analyzer_versions(specs)
 
 
 def index_hint(project: str) -> str:
@@ -109,12 +121,19 @@ def resolve_scope(
         )
     scope = ProjectScope(project, frozenset(), {})
     usable: dict[str, IndexedRoot] = {}
+    installed = _installed_analyzers(registry, config, database)
     for meta in indexes:
         name = members[meta.resource_id].name if meta.resource_id in members else None
         label = name or meta.root_path
         if meta.status in _USABLE or meta.file_count > 0:
             usable[meta.resource_id] = IndexedRoot(
                 meta.resource_id, meta.index_id, Path(meta.root_path), name
+            )
+        if meta.analyzers and installed and meta.analyzers != installed:
+            changes = analyzer_changes(meta.analyzers, installed)
+            scope.notes.append(
+                f"the index of {label} was built by other analyzers ({changes}): "
+                f"{index_hint(project)} analyses every file again"
             )
         if meta.status == "stale":
             scope.notes.append(f"the index of {label} is stale: {index_hint(project)}")

@@ -38,6 +38,7 @@ __all__ = [
     "FileAnalysis",
     "NodeVectors",
     "analyze_files",
+    "analyzer_changes",
     "analyzer_versions",
     "embed_nodes",
 ]
@@ -75,6 +76,21 @@ def analyzer_versions(specs: Sequence[ComponentSpec]) -> str:
             module = (spec.reference or "").partition(":")[0]
         tags.append(f"{spec.name}@{_distribution_version(module.split('.')[0])}")
     return " ".join(sorted(tags))
+
+
+def analyzer_changes(before: str, now: str) -> str:
+    """``python@0.1.0 -> python@0.2.0, +go@0.1.0``: what differs between two
+    :func:`analyzer_versions`."""
+    old = dict(tag.rpartition("@")[::2] for tag in before.split())
+    new = dict(tag.rpartition("@")[::2] for tag in now.split())
+    changes = [
+        f"{name}@{old[name]} -> {name}@{new[name]}"
+        for name in sorted(old.keys() & new.keys())
+        if old[name] != new[name]
+    ]
+    changes += [f"+{name}@{new[name]}" for name in sorted(new.keys() - old.keys())]
+    changes += [f"-{name}@{old[name]}" for name in sorted(old.keys() - new.keys())]
+    return ", ".join(changes)
 
 
 @functools.cache

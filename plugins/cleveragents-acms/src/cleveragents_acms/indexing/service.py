@@ -37,6 +37,7 @@ from cleveragents_acms.indexing.analysis import (
     ComponentSpec,
     FileAnalysis,
     analyze_files,
+    analyzer_changes,
     analyzer_versions,
 )
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
@@ -63,21 +64,6 @@ _ON_PHASE: ContextVar[PhaseListener | None] = ContextVar("on_phase", default=Non
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _changes(before: str, now: str) -> str:
-    """``python@0.1.0 -> python@0.2.0, +go@0.1.0``: what differs between two
-    :func:`analyzer_versions`."""
-    old = dict(tag.rpartition("@")[::2] for tag in before.split())
-    new = dict(tag.rpartition("@")[::2] for tag in now.split())
-    changes = [
-        f"{name}@{old[name]} -> {name}@{new[name]}"
-        for name in sorted(old.keys() & new.keys())
-        if old[name] != new[name]
-    ]
-    changes += [f"+{name}@{new[name]}" for name in sorted(new.keys() - old.keys())]
-    changes += [f"-{name}@{old[name]}" for name in sorted(old.keys() - new.keys())]
-    return ", ".join(changes)
 
 
 def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
@@ -180,15 +166,14 @@ class RepoIndexingService:
         if not project.strip():
             raise ValidationError("project name is required")
         self.cleanup_stale_indexing()
-        analyzers = analyzer_versions(self._analyzer_specs())  # raises before the claim
+        analyzers = analyzer_versions(self.analyzer_specs())  # raises before the claim
         index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
         run = IndexRun()
         if built_with and built_with != analyzers and not force:
             # What an analyzer finds in an unchanged file may have changed with it.
             force = True
-            run.reanalysis = (
-                f"the analyzers changed since the last run: {_changes(built_with, analyzers)}"
-            )
+            changes = analyzer_changes(built_with, analyzers)
+            run.reanalysis = f"the analyzers changed since the last run: {changes}"
         started = time.perf_counter()
         listening = _ON_PHASE.set(on_phase)
         try:
@@ -398,7 +383,11 @@ class RepoIndexingService:
             return None
         return ComponentSpec(chosen[0], registration.target)
 
-    def _analyzer_specs(self) -> list[ComponentSpec]:
+    def analyzer_specs(self) -> list[ComponentSpec]:
+        """The registered analyzers, as the analysis workers rebuild them.
+
+        :raises CleverAgentsError: none is registered.
+        """
         specs = []
         for registration in self.registry.analyzers.registrations():
             reference = registration.target if isinstance(registration.target, str) else None
@@ -471,7 +460,7 @@ class RepoIndexingService:
         try:
             with _phase(run, "analyse"):
                 for outcome in analyze_files(
-                    self._analyzer_specs(),
+                    self.analyzer_specs(),
                     root,
                     [f.relative for f in candidates],
                     resource_id,
