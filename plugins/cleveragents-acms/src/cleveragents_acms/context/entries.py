@@ -44,13 +44,13 @@ def make_entry(
     if text is not None or target is None:
         fragment = _note(text or "", relevance)
     else:
-        located = None
-        if "://" not in target and not target.startswith("urn:"):
-            located = _file(service, project, target, cwd or Path.cwd(), relevance)
-        if located is None:  # a node
-            located = service.expand(target, project=project, depth=depth)
-            located = located.model_copy(update={"relevance_score": relevance})
-        fragment = located
+        from cleveragents_acms.strategies._anchors import is_node_uri
+
+        here = cwd or Path.cwd()
+        file = None if is_node_uri(target) else _file(service, project, target, here, relevance)
+        fragment = file or service.expand(target, project=project, depth=depth).model_copy(
+            update={"relevance_score": relevance}
+        )
     return TieredFragment.from_fragment(fragment, project, tier)
 
 

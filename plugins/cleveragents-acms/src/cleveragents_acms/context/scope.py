@@ -45,15 +45,12 @@ __all__ = [
 _USABLE = ("ready", "stale")
 
 
-def _installed_analyzers(registry: Any, config: Any, database: Any) -> str | None:
+def _installed_analyzers(indexing: Any) -> str | None:
     """The installed analyzers as an index records them (``None`` when there are none)."""
-    from cleveragents_acms.indexing.service import RepoIndexingService
-
     try:
-        specs = RepoIndexingService(database, registry, config).analyzer_specs()
+        return analyzer_versions(indexing.analyzer_specs())
     except CleverAgentsError:
         return None
-    return analyzer_versions(specs)
 
 
 def index_hint(project: str) -> str:
@@ -105,7 +102,8 @@ def resolve_scope(
             for child in repository.descendants(resource.resource_id):
                 members.setdefault(child.resource_id, child)
 
-    indexes = RepoIndexingService(database, registry, config).list_indexes(project)
+    indexing = RepoIndexingService(database, registry, config)
+    indexes = indexing.list_indexes(project)
     if indexes and all(m.status == "ready" and not m.file_count for m in indexes):
         roots = ", ".join(sorted(m.root_path for m in indexes))
         raise NotFoundError(
@@ -121,7 +119,7 @@ def resolve_scope(
         )
     scope = ProjectScope(project, frozenset(), {})
     usable: dict[str, IndexedRoot] = {}
-    installed = _installed_analyzers(registry, config, database)
+    installed = _installed_analyzers(indexing)
     for meta in indexes:
         name = members[meta.resource_id].name if meta.resource_id in members else None
         label = name or meta.root_path

@@ -295,6 +295,8 @@ class ContextService:
         ``PATH:LINE`` (the innermost node there) or a name; a name several nodes
         have is an error that lists them.
         """
+        from cleveragents_acms.strategies._anchors import is_node_uri
+
         if not uri or not uri.strip():
             raise ValidationError("give the URI of a node (from `context assemble`'s dropped list)")
         target = uri.strip()
@@ -304,7 +306,7 @@ class ContextService:
         readers = ProjectReaders(self.registry, self.config, project, vectors=self._vectors)
         try:
             source = self._node_source(readers, scope, view, policy, self._tokenizer(None)[1])
-            if "://" not in target and not target.startswith("urn:"):
+            if not is_node_uri(target):
                 target = _node_named(target, readers, scope, source, project)
             stored = readers.nodes.get(target)
             numeric = self._depth_number(depth, stored.node.uko_type if stored else None)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from cleveragents.protocols.backends import BackendSet
 
 __all__ = [
+    "is_node_uri",
     "module_paths",
     "path_candidates",
     "resolve_focus",
@@ -137,6 +138,11 @@ def unresolved_focus(
     ]
 
 
+def is_node_uri(item: str) -> bool:
+    """A node URI (or a revision IRI, ``URI@validFrom``), not a path or a name."""
+    return "://" in item or item.startswith("urn:")
+
+
 def _known(uri: str, view: GraphView | None, backends: BackendSet) -> bool:
     if backends.nodes is not None:
         return bool(backends.nodes.nodes([uri]))
@@ -144,7 +150,7 @@ def _known(uri: str, view: GraphView | None, backends: BackendSet) -> bool:
 
 
 def _resolve_one(item: str, view: GraphView | None, backends: BackendSet) -> dict[str, float]:
-    if "://" in item or item.startswith("urn:"):
+    if is_node_uri(item):
         return {item: 1.0} if _known(item, view, backends) else {}
     if _looks_like_path(item):
         path, qualname, line = item, "", None
