@@ -479,6 +479,11 @@ def test_a_typing_overload_is_worth_less_than_its_implementation(tmp_path: Path)
     values = [delivery._unit(n, "lookup.py", 1.0).value for n in functions]
     assert values[2] == 1.0  # the implementation
     assert values[0] == values[1] < 0.5  # the two stubs
+    assert [n.properties.get("overload") for n in functions] == ["true", "true", None]
+    # a stub indexed before the analyzer marked overloads: told by its decorator
+    legacy = {k: v for k, v in functions[0].properties.items() if k != "overload"}
+    unmarked = dataclasses.replace(functions[0], properties=legacy)
+    assert delivery._unit(unmarked, "lookup.py", 1.0).value == values[0]
 
 
 def test_a_typescript_overload_signature_is_worth_less_than_its_implementation() -> None:

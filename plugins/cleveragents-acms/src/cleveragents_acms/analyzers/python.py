@@ -613,6 +613,8 @@ class _ModuleBuilder:
             properties["docstring"] = doc
         if decorators:
             properties["decorators"] = "\n".join(decorators)
+            if any(d.lstrip("@").rsplit(".", 1)[-1] == "overload" for d in decorators):
+                properties["overload"] = "true"  # a typing stub: the implementation follows
         if is_async:
             properties["is_async"] = "true"
         node = self.factory.make(

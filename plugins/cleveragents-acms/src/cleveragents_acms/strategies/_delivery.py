@@ -496,8 +496,9 @@ def _inside(node: UKONode, container: UKONode) -> bool:
 
 
 def _is_overload(node: UKONode) -> bool:
-    """``@typing.overload`` (or ``@t.overload``, ``@overload``) is among its decorators, or
-    its analyzer marked it an overload signature (TypeScript's, beside the implementation)."""
+    """Its analyzer marked it ``overload`` (a ``typing.overload`` stub, a TypeScript
+    overload signature beside its implementation). Python nodes indexed before the mark
+    existed are told by their ``@overload`` decorator."""
     properties = node.properties
     return properties.get("overload") == "true" or bool(
         _OVERLOAD.search(properties.get("decorators", ""))
