@@ -715,3 +715,28 @@ def test_simulate_and_inspect_name_the_strategies_standing_by(ctx_cli: Run) -> N
     assert line in inspected
     report = json.loads(ctx_cli("context", "inspect", "--project", "demo", "--json").stdout)
     assert report["not_selected"] == {"simple-keyword": line.split("(", 1)[1][:-1]}
+
+
+def test_the_verb_a_task_opens_with_says_what_to_do_not_where(ctx_cli: Run, tmp_path: Path) -> None:
+    """ "Add …" and "Allow …" are what a task asks for, not where: the ``add_*`` and
+    ``allow_*`` names of the project do not outrank the code the task is about."""
+    root = tmp_path / "client"
+    root.mkdir()
+    (root / "session.py").write_text(
+        "".join(
+            f"def allow_{name}(request):\n    request.flags.add({name!r})\n\n\n"
+            for name in ("redirects", "cookies", "insecure", "compression")
+        )
+    )
+    (root / "transport.py").write_text(
+        "def send(request, connection, attempts=1):\n"
+        '    """Send the request; a failed connection is tried again up to attempts times."""\n'
+        "    for attempt in range(attempts):\n"
+        "        try:\n            return connection.send(request)\n"
+        "        except ConnectionError:\n            connection.reconnect()\n"
+        "    raise ConnectionError(request)\n"
+    )
+    fragments = arce_fragments(
+        ctx_cli, "Allow a request to be sent again when its connection fails", root, 400
+    )
+    assert fragments[0]["provenance"]["path"] == "transport.py"

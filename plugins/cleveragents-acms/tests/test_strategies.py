@@ -212,6 +212,14 @@ def test_prose_words_also_search_the_short_forms_code_uses() -> None:
     assert any("env" in q.text.split() for q in analysis.text_queries())
 
 
+def test_the_verb_a_task_opens_with_keeps_a_quarter_of_that_salience() -> None:
+    """Only the title's opening verb is weighed down; elsewhere the word counts in full."""
+    assert analyze("Allow retries on failed connections").keywords["allow"] == 0.75
+    assert analyze("Add retries\nWe should add a retry.").keywords["add"] == 1.75
+    assert analyze("Retries do not allow a timeout").keywords["allow"] == 3.0
+    assert "add_command" in analyze("add_command fails on aliases").identifiers
+
+
 def test_analysis_ignores_the_environment_report() -> None:
     """Version listings at the end of an issue are not evidence."""
     analysis = analyze(

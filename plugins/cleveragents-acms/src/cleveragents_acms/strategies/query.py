@@ -106,6 +106,17 @@ SHORT_FORMS: dict[str, str] = {
 }  # fmt: skip
 _SHORT_FORM_WEIGHT = 0.5
 
+#: Verbs a task opens with ("Add retries to …", "Allow environment variables to …"):
+#: they say what to do, not where, yet match ``add_*`` and ``allow_*`` names. Opening the
+#: title, such a verb keeps :data:`_TASK_VERB_WEIGHT` of that occurrence's salience.
+_TASK_VERBS = _word_set(
+    "add allow support implement enable disable introduce improve refactor rename replace "
+    "remove change update create handle ensure avoid prevent provide expose extend"
+)
+_TASK_VERB_WEIGHT = 0.25
+#: The salience a title's prose word gets from that one occurrence (title 2 + prose 1).
+_TITLE_WORD_SALIENCE = 3.0
+
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _BACKTICK = re.compile(r"`([^`\n]{1,200})`")
 _TRACE_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?')
@@ -309,6 +320,14 @@ def _prose_words(text: str) -> list[str]:
     return words
 
 
+def _weigh_down_task_verb(analysis: QueryAnalysis) -> None:
+    """Weigh down the verb a task's title opens with (its other occurrences keep theirs)."""
+    first = _tokens(analysis.title)[:1]
+    verb = first[0].lower() if first else ""
+    if verb in _TASK_VERBS and verb in analysis.keywords:
+        analysis.keywords[verb] -= _TITLE_WORD_SALIENCE * (1 - _TASK_VERB_WEIGHT)
+
+
 def _trace_frames(text: str) -> list[tuple[str, str, str]]:
     """``(path, line, function)`` of each traceback frame in ``text``, in order (Python's,
     pytest's and IPython's styles; a qualified ``Point.__add__`` gives ``__add__``)."""
@@ -424,6 +443,7 @@ def analyze(text: str | None, *extra: str) -> QueryAnalysis:
         if not is_code_like(word):
             keywords.add(word.lower(), 2.0)
 
+    _weigh_down_task_verb(analysis)
     for word, weight in list(keywords.items()):
         short = short_form(word)
         if short and short not in keywords:
