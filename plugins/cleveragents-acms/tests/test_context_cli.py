@@ -740,3 +740,49 @@ def test_the_verb_a_task_opens_with_says_what_to_do_not_where(ctx_cli: Run, tmp_
         ctx_cli, "Allow a request to be sent again when its connection fails", root, 400
     )
     assert fragments[0]["provenance"]["path"] == "transport.py"
+
+
+def test_a_near_copy_of_a_delivered_function_is_named_not_repeated(
+    ctx_cli: Run, tmp_path: Path
+) -> None:
+    """httpx-style clients: one method per HTTP verb, each the same but for the verb, and an
+    async twin of each. One comes in full; each copy is listed among what was left out, with
+    the method it repeats, and `context expand` renders it."""
+    root = tmp_path / "webclient"
+    root.mkdir()
+    verbs = ("get", "head", "options", "delete")
+
+    def method(verb: str, twin: bool) -> str:
+        wait = "await " if twin else ""
+        return (
+            f"    {'async ' if twin else ''}def {verb}(self, url, *, params=None, headers=None,\n"
+            "            follow_redirects=True, timeout=None):\n"
+            f'        """Send a `{verb.upper()}` request; redirects are followed by default."""\n'
+            f"        return {wait}self.request(\n"
+            f'            "{verb.upper()}",\n            url,\n            params=params,\n'
+            "            headers=headers,\n            follow_redirects=follow_redirects,\n"
+            "            timeout=timeout,\n        )\n\n"
+        )
+
+    (root / "client.py").write_text(
+        "class Client:\n"
+        + "".join(method(v, False) for v in verbs)
+        + "\nclass AsyncClient:\n"
+        + "".join(method(v, True) for v in verbs)
+    )
+    done = ctx_cli(
+        "context", "assemble", "Which requests follow redirects by default?",
+        "--path", str(root), "--budget", "800", "--strategy", "arce", "--json",
+    )  # fmt: skip
+    data = json.loads(done.stdout)  # the whole file does not fit: its methods are offered
+    full = [f["uko_node"].rsplit("#", 1)[1] for f in data["fragments"] if f["detail_depth"] == 9]
+    copies = [d for d in data["dropped"] if "near copy of" in d["reason"]]
+    assert len(full) == 1 and len(copies) == 2 * len(verbs) - 1
+    assert all(f"near copy of {full[0]}, delivered in full" in d["reason"] for d in copies)
+    assert {d["uko_node"].rsplit("#", 1)[1] for d in copies} | set(full) == {
+        f"{cls}.{verb}" for cls in ("Client", "AsyncClient") for verb in verbs
+    }
+    expanded = json.loads(
+        ctx_cli("context", "expand", copies[0]["uko_node"], "--json", cwd=root).stdout
+    )
+    assert "follow_redirects=follow_redirects" in expanded["content"]

@@ -29,6 +29,7 @@ class _Filler:
         self.sizes = sizes
         self.texts = texts or {}
         self.fragments: list[Any] = []
+        self.reasons: dict[str, str] = {}  # left out: URI -> why
 
     @property
     def remaining(self) -> int:
@@ -62,6 +63,9 @@ class _Filler:
                 return fragment
         return None
 
+    def left_out(self, uri: str, depth: int, *, node: Any = None, reason: str = "") -> None:
+        self.reasons[uri] = reason
+
     def withdraw(self, uri: str) -> None:
         self.fragments[:] = [f for f in self.fragments if f.uko_node != uri]
 
@@ -82,17 +86,20 @@ def _fragments(
     *,
     texts: Mapping[str, str] | None = None,
     types: Mapping[str, str] | None = None,
+    filler: _Filler | None = None,
 ) -> list[Any]:
     """What ``_take`` delivers; ``texts`` are the fragments' contents (and a node's full
     text), ``types`` a unit's UKO type when its kind does not say it."""
     delivery = object.__new__(Delivery)
     delivery.budget = budget
-    delivery.filler = _Filler(budget, sizes, texts)
+    delivery.filler = filler or _Filler(budget, sizes, texts)
     known_texts, known_types = texts or {}, types or {}
     # no line ranges: containment is by URI alone here
     nodes = {
         u.uri: SimpleNamespace(
             uri=u.uri,
+            name=u.uri.rsplit("#", 1)[-1].rsplit(".", 1)[-1],
+            qualname=u.uri.rsplit("#", 1)[-1],
             path=u.file,
             start_line=0,
             end_line=0,
@@ -331,3 +338,36 @@ def test_a_withdrawn_fragment_gives_its_tokens_back() -> None:
     filler.withdraw(member.uko_node)
     assert filler.remaining == 50
     assert filler.add(member, 0.9) is not None and filler.remaining == 20
+
+
+def test_a_near_copy_of_a_function_delivered_in_full_is_left_out_with_the_reason() -> None:
+    """Nine in ten lines the same, names and ``async``/``await`` aside: left out, naming the
+    function it repeats. One line in eight different is a different function."""
+
+    def method(name: str, verb: str, *, twin: bool = False, changed: str = "") -> str:
+        wait = "await " if twin else ""
+        return (
+            f"{'async ' if twin else ''}def {name}(self, url, params=None):\n"
+            f'    """Send a {name.upper()} request."""\n'
+            f"    return {wait}self.request(\n"
+            f'        "{verb}",\n        url,\n        params=params,\n'
+            f"        {changed or 'follow_redirects=True,'}\n    )\n"
+        )
+
+    texts = {
+        f"{BEST}#Client.get": method("get", "GET"),
+        f"{BEST}#Client.head": method("head", "HEAD"),
+        f"{BEST}#AsyncClient.get": method("get", "GET", twin=True),
+        f"{BEST}#Client.post": method("post", "POST", changed="follow_redirects=False,"),
+    }
+    units = [_function(BEST, name.split("#")[1], 1.0 - i / 10) for i, name in enumerate(texts)]
+    sizes = {u: {DEPTH_FULL: 50, DEPTH_SIGNATURES: 10} for u in texts}
+    filler = _Filler(1000, sizes, texts)
+    delivered = _fragments(1000, units, {BEST: 1.0}, sizes, texts=texts, filler=filler)
+    assert {f.uko_node.split("#")[1] for f in delivered} == {"Client.get", "Client.post"}
+    assert filler.reasons == {
+        f"{BEST}#Client.head": "a near copy of Client.get, delivered in full: "
+        "8 of its 8 lines the same, names aside",
+        f"{BEST}#AsyncClient.get": "a near copy of Client.get, delivered in full: "
+        "8 of its 8 lines the same, names aside",
+    }

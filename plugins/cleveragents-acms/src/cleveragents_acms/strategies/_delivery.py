@@ -34,7 +34,11 @@ times its file's probability: a less likely file's function must be cheaper
 to earn its place, so a small budget is not spent on one large function of a
 runner-up file. Nothing inside a unit already delivered in full is repeated
 (its members, or nodes within its lines: ``self.x = …`` in ``__init__``), nor
-a one-line member that a delivered outline of its class already shows.
+a one-line member that a delivered outline of its class already shows, nor a
+near copy of a callable delivered in full (nine in ten of its lines the same,
+names and ``async``/``await`` aside: httpx's ``Client.get`` and ``Client.options``,
+``AsyncClient.send`` beside ``Client.send``): it is listed among what was left
+out, with the callable it repeats, and ``context expand`` renders it.
 A tenth of the budget is held back until the best units are in, for one
 glimpse (the best unit's signature) of each other likely file: where else to
 look. Each file's best delivered unit carries the file's belief (the best
@@ -109,6 +113,12 @@ _FRAME_FLOOR_MIN = 0.6
 #: An overload is a signature with no body (``...`` in Python): the implementation it
 #: shares its name (and its score) with holds the lines that change.
 _OVERLOAD_VALUE = 0.3
+#: A callable whose lines (without its name) are this much the same as those of one
+#: delivered in full comes as its signature; shorter ones are not worth the check.
+_COPY_SIMILARITY = 0.9
+_COPY_MIN_LINES = 6
+#: What tells an async twin from its sync original (``async def``, ``await``, ``Async``).
+_ASYNC = re.compile(r"\b(?:async|await)\s+|(?<![A-Za-z])Async(?=[A-Z])")
 _OVERLOAD = re.compile(r"@(?:\w+\.)*overload\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -328,7 +338,19 @@ class Delivery:
             limit = min(room, int(self.budget * _UNIT_SHARE * probability[unit.file]))
             if is_import(node.uko_type):
                 limit = min(limit, int(self.budget * _IMPORT_SHARE) - state.import_tokens)
-            if unit.kind == "node" and unit.depth >= DEPTH_FULL:
+            full = unit.kind == "node" and unit.depth >= DEPTH_FULL
+            copy = _copy_of(node, state.shapes) if full else None
+            if copy is not None:
+                original, same, total = copy
+                filler.left_out(
+                    unit.uri,
+                    DEPTH_FULL,
+                    node=node,
+                    reason=f"a near copy of {original.qualname or original.name}, delivered "
+                    f"in full: {same} of its {total} lines the same, names aside",
+                )
+                continue
+            if full:
                 # whole, else a glimpse-sized outline (its signature when its docs are long):
                 # a long outline would take the room of the next units in full
                 added = filler.offer(
@@ -362,6 +384,8 @@ class Delivery:
                     state.import_tokens += added.token_count
                 if added.detail_depth >= DEPTH_FULL:
                     state.full[unit.file].append(node)
+                    if is_callable(node.uko_type):
+                        state.shapes.append((node, _shape(node)))
                 elif unit.kind == "outline":
                     lines = _lines(added.content)
                     state.outlines[unit.file].append((node, lines))
@@ -415,6 +439,8 @@ class _TakeState:
     #: Fragment node URI -> the unit it was delivered for.
     delivered: dict[str, _Unit] = field(default_factory=dict)
     import_tokens: int = 0
+    #: Callables delivered in full, with their shapes (:func:`_shape`).
+    shapes: list[tuple[UKONode, frozenset[str]]] = field(default_factory=list)
 
 
 def _hedge(units: list[_Unit], ranked: list[str]) -> None:
@@ -503,6 +529,35 @@ def _is_overload(node: UKONode) -> bool:
     return properties.get("overload") == "true" or bool(
         _OVERLOAD.search(properties.get("decorators", ""))
     )
+
+
+def _shape(node: UKONode) -> frozenset[str]:
+    """A callable's lines without its own name (``get`` and ``options``, which differ only
+    in the method they send, have the same shape)."""
+    name = re.compile(rf"(?<![A-Za-z0-9]){re.escape(node.name)}(?![A-Za-z0-9])", re.I)
+    return _lines(_ASYNC.sub("", name.sub("\x00", node.rendering(DEPTH_FULL))))
+
+
+def _copy_of(
+    node: UKONode, shapes: list[tuple[UKONode, frozenset[str]]]
+) -> tuple[UKONode, int, int] | None:
+    """The callable delivered in full that ``node`` nearly repeats, with how many of
+    ``node``'s distinct lines (without the names) it shares and how many there are; None
+    when it repeats none: :data:`_COPY_SIMILARITY` of the lines of both are the same."""
+    if not shapes or not is_callable(node.uko_type):
+        return None
+    lines = node.rendering(DEPTH_FULL).count("\n") + 1
+    if lines < _COPY_MIN_LINES:
+        return None
+    shape: frozenset[str] | None = None
+    for other, other_shape in shapes:
+        if not 0.8 * len(other_shape) <= lines <= 1.25 * len(other_shape) + 2:
+            continue  # (a cheap bound: blank and repeated lines make shapes shorter)
+        shape = shape if shape is not None else _shape(node)
+        same = len(shape & other_shape)
+        if same and same >= _COPY_SIMILARITY * len(shape | other_shape):
+            return other, same, len(shape)
+    return None
 
 
 def _lines(text: str) -> frozenset[str]:

@@ -380,8 +380,10 @@ class BudgetFiller:
         node: UKONode | None = None,
         hit: Hit | None = None,
         room: int | None = None,
+        reason: str = "",
     ) -> None:
-        """Record that ``uri`` at ``depth`` did not fit (see the class docstring)."""
+        """Record that ``uri`` at ``depth`` did not fit (see the class docstring), or was
+        left out for ``reason``."""
         from cleveragents_acms.strategies._graph import path_of  # _graph imports this module
 
         services = assembly.current()
@@ -401,7 +403,8 @@ class BudgetFiller:
                 uko_node=uri,
                 path=path,
                 detail_depth=depth,
-                reason=f"did not fit {self.strategy}'s share ({left} of {self.budget} tokens left)",
+                reason=reason
+                or f"did not fit {self.strategy}'s share ({left} of {self.budget} tokens left)",
             ),
         )
 
