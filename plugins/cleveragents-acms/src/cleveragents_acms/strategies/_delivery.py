@@ -534,8 +534,11 @@ def _is_overload(node: UKONode) -> bool:
 def _shape(node: UKONode) -> frozenset[str]:
     """A callable's lines without its own name (``get`` and ``options``, which differ only
     in the method they send, have the same shape)."""
-    name = re.compile(rf"(?<![A-Za-z0-9]){re.escape(node.name)}(?![A-Za-z0-9])", re.I)
-    return _lines(_ASYNC.sub("", name.sub("\x00", node.rendering(DEPTH_FULL))))
+    text = _ASYNC.sub("", node.rendering(DEPTH_FULL))
+    if node.name:  # as a word of its own: ``GET`` and ``"get"``, not ``get_value``
+        name = re.compile(rf"(?<!\w){re.escape(node.name)}(?!\w)", re.I)
+        text = name.sub("\x00", text)
+    return _lines(text)
 
 
 def _copy_of(
