@@ -786,3 +786,13 @@ def test_a_near_copy_of_a_delivered_function_is_named_not_repeated(
         ctx_cli("context", "expand", copies[0]["uko_node"], "--json", cwd=root).stdout
     )
     assert "follow_redirects=follow_redirects" in expanded["content"]
+    # the context itself names them, for a reader that sees only the preamble and the code
+    original = next(f for f in data["fragments"] if f["detail_depth"] == 9)
+    named = original["metadata"]["near_copies"].split(", ")
+    assert sorted(named) == sorted(d["uko_node"].rsplit("#", 1)[1] for d in copies)
+    assert f"{full[0]} (+7 near copies)" in data["preamble"]
+    text = ctx_cli(
+        "context", "assemble", "Which requests follow redirects by default?",
+        "--path", str(root), "--budget", "800", "--strategy", "arce",
+    ).stdout  # fmt: skip
+    assert f"    near copies, left out: {original['metadata']['near_copies']}\n" in text

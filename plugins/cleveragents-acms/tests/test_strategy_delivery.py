@@ -58,10 +58,16 @@ class _Filler:
                     token_count=tokens,
                     relevance_score=relevance,
                     content=self.texts.get(uri, ""),
+                    metadata={},
                 )
                 self.fragments.append(fragment)
                 return fragment
         return None
+
+    def annotate(self, uri: str, metadata: Mapping[str, str]) -> None:
+        for fragment in self.fragments:
+            if fragment.uko_node == uri:
+                fragment.metadata = {**fragment.metadata, **metadata}
 
     def left_out(self, uri: str, depth: int, *, node: Any = None, reason: str = "") -> None:
         self.reasons[uri] = reason
@@ -365,6 +371,8 @@ def test_a_near_copy_of_a_function_delivered_in_full_is_left_out_with_the_reason
     filler = _Filler(1000, sizes, texts)
     delivered = _fragments(1000, units, {BEST: 1.0}, sizes, texts=texts, filler=filler)
     assert {f.uko_node.split("#")[1] for f in delivered} == {"Client.get", "Client.post"}
+    get = next(f for f in delivered if f.uko_node.endswith("#Client.get"))
+    assert get.metadata == {"near_copies": "Client.head, AsyncClient.get"}
     assert filler.reasons == {
         f"{BEST}#Client.head": "a near copy of Client.get, delivered in full: "
         "8 of its 8 lines the same, names aside",

@@ -307,6 +307,7 @@ def _echo_header(
 def echo_fragment(index: int | None, fragment: ContextFragment, score: str | None = None) -> None:
     """A fragment's header line (location, depth, score, strategy, tokens) and its text."""
     from cleveragents.redaction import redact_text
+    from cleveragents_acms.pipeline._common import NEAR_COPIES
 
     flags = _flags(fragment)
     _echo_header(
@@ -320,6 +321,8 @@ def echo_fragment(index: int | None, fragment: ContextFragment, score: str | Non
     click.echo(f"    {fragment.uko_node}")
     if fragment.metadata.get("stale") == "true" and fragment.metadata.get("stale_reason"):
         click.echo(f"    stale: {fragment.metadata['stale_reason']}")
+    if fragment.metadata.get(NEAR_COPIES):
+        click.echo(f"    near copies, left out: {fragment.metadata[NEAR_COPIES]}")
     click.echo(redact_text(fragment.content))
     click.echo()
 

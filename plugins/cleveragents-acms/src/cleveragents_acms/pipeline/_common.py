@@ -10,6 +10,7 @@ from cleveragents.config import DEFAULTS
 from cleveragents.log import get_logger
 
 __all__ = [
+    "NEAR_COPIES",
     "STAGE_SETTINGS",
     "ancestors",
     "containment_depth",
@@ -115,6 +116,10 @@ def plan_attr(plan_context: object, name: str) -> Any:
 
 #: Local names of the node types of import statements (``uko-py:Import``, ``uko-rs:Use`` …).
 IMPORT_TYPES = frozenset({"Import", "Use"})
+
+#: Fragment metadata: the names of the near copies of this callable (delivered in full)
+#: that a strategy left out, comma-separated; the preamble and the CLI name them.
+NEAR_COPIES = "near_copies"
 
 
 def type_name(uko_type: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from cleveragents.models.context import ContextFragment
-from cleveragents_acms.pipeline._common import count_tokens, is_import, setting
+from cleveragents_acms.pipeline._common import NEAR_COPIES, count_tokens, is_import, setting
 
 __all__ = ["PreambleBuilder", "ProvenancePreambleGenerator"]
 
@@ -122,7 +122,9 @@ class ProvenancePreambleGenerator:
 
 
 def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True) -> str:
@@ -134,6 +136,7 @@ def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True)
     if not symbols:
         return f"  - {path or '?'} (d{depths})"
     names: list[str] = []
+    suffixes: dict[str, str] = {}  # name -> "(+3 near copies)"
     imports = chunks = 0
     for fragment in group:
         if is_import(fragment.metadata.get("uko_type", "")):
@@ -145,7 +148,10 @@ def _file_line(path: str, group: list[ContextFragment], *, symbols: bool = True)
             chunks += 1
         elif sep and name and name not in names:
             names.append(name)
-    listed = names[:_MAX_SYMBOLS_PER_FILE]
+            copies = fragment.metadata.get(NEAR_COPIES)
+            if copies:
+                suffixes[name] = f" (+{_count(copies.count(',') + 1, 'near copy')})"
+    listed = [name + suffixes.get(name, "") for name in names[:_MAX_SYMBOLS_PER_FILE]]
     if len(names) > _MAX_SYMBOLS_PER_FILE:
         listed.append(f"+{len(names) - _MAX_SYMBOLS_PER_FILE}")
     if chunks:

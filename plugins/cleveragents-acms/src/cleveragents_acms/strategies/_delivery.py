@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 
 from cleveragents.models.context import ContextFragment, ContextRequest
 from cleveragents.models.uko import DEPTH_FULL, DEPTH_MEMBERS, DEPTH_OUTLINE, DEPTH_SIGNATURES
-from cleveragents_acms.pipeline._common import is_import
+from cleveragents_acms.pipeline._common import NEAR_COPIES, is_import
 from cleveragents_acms.strategies._anchors import path_candidates
 from cleveragents_acms.strategies._graph import DEPENDS_ON
 from cleveragents_acms.strategies._support import (
@@ -284,6 +284,8 @@ class Delivery:
         self._pass(units, rank, probability, nodes, state, keep=reserve)
         self._map(units, rank, probability, nodes, state)
         self._pass(units, rank, probability, nodes, state, keep=0)
+        for uri, names in state.copies.items():  # the reader learns they exist, and how
+            self.filler.annotate(uri, {NEAR_COPIES: ", ".join(dict.fromkeys(names))})
         fragments = self.filler.fragments
         fragments[:] = _ranked_by_file(fragments, state.delivered, probability)
         return fragments
@@ -342,6 +344,7 @@ class Delivery:
             copy = _copy_of(node, state.shapes) if full else None
             if copy is not None:
                 original, same, total = copy
+                state.copies[original.uri].append(node.qualname or node.name)
                 filler.left_out(
                     unit.uri,
                     DEPTH_FULL,
@@ -441,6 +444,8 @@ class _TakeState:
     import_tokens: int = 0
     #: Callables delivered in full, with their shapes (:func:`_shape`).
     shapes: list[tuple[UKONode, frozenset[str]]] = field(default_factory=list)
+    #: URI of a callable delivered in full -> the names of its near copies left out.
+    copies: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
 def _hedge(units: list[_Unit], ranked: list[str]) -> None:

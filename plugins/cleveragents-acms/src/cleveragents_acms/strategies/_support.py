@@ -431,6 +431,15 @@ class BudgetFiller:
         self.used += fragment.token_count
         return fragment
 
+    def annotate(self, uri: str, metadata: Mapping[str, str]) -> None:
+        """Add ``metadata`` to ``uri``'s fragment (a note found after it was added)."""
+        self.fragments[:] = [
+            f.model_copy(update={"metadata": {**f.metadata, **metadata}})
+            if f.uko_node == uri
+            else f
+            for f in self.fragments
+        ]
+
     def withdraw(self, uri: str) -> None:
         """Take ``uri``'s fragment back out (its text turned out to be in another one)."""
         if uri not in self._nodes:
