@@ -114,7 +114,8 @@ _FRAME_FLOOR_MIN = 0.6
 #: shares its name (and its score) with holds the lines that change.
 _OVERLOAD_VALUE = 0.3
 #: A callable whose lines (without its name) are this much the same as those of one
-#: delivered in full comes as its signature; shorter ones are not worth the check.
+#: delivered in full is left out, and named beside that one; shorter callables than
+#: :data:`_COPY_MIN_LINES` are not worth the check.
 _COPY_SIMILARITY = 0.9
 _COPY_MIN_LINES = 6
 #: What tells an async twin from its sync original (``async def``, ``await``, ``Async``).
