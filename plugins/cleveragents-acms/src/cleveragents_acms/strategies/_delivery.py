@@ -286,7 +286,7 @@ class Delivery:
         self._map(units, rank, probability, nodes, state)
         self._pass(units, rank, probability, nodes, state, keep=0)
         for uri, names in state.copies.items():  # the reader learns they exist, and how
-            self.filler.annotate(uri, {NEAR_COPIES: ", ".join(dict.fromkeys(names))})
+            self.filler.annotate(uri, {NEAR_COPIES: ", ".join(names)})
         fragments = self.filler.fragments
         fragments[:] = _ranked_by_file(fragments, state.delivered, probability)
         return fragments
@@ -310,7 +310,7 @@ class Delivery:
                         if rest.file not in state.whole and rest.uri not in filler:
                             filler.left_out(rest.uri, rest.depth, node=nodes.get(rest.uri))
                 break
-            if unit.file in state.whole or unit.uri in filler:
+            if unit.file in state.whole or unit.uri in filler or unit.uri in state.copied:
                 continue
             metadata = {"focus_distance": str(min(4, rank[unit.file]))}
             relevance = _relevance(probability[unit.file], 1.0)  # set once all are in
@@ -346,6 +346,7 @@ class Delivery:
             if copy is not None:
                 original, same, total = copy
                 state.copies[original.uri].append(node.qualname or node.name)
+                state.copied.add(unit.uri)
                 filler.left_out(
                     unit.uri,
                     DEPTH_FULL,
@@ -447,6 +448,8 @@ class _TakeState:
     shapes: list[tuple[UKONode, frozenset[str]]] = field(default_factory=list)
     #: URI of a callable delivered in full -> the names of its near copies left out.
     copies: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: The URIs of those near copies (each is judged once).
+    copied: set[str] = field(default_factory=set)
 
 
 def _hedge(units: list[_Unit], ranked: list[str]) -> None:
