@@ -175,6 +175,100 @@ def test_backend_options_that_do_not_fit_are_a_clear_error(tmp_path: Path, repo:
     assert index("text", "{num_threads = 1}").returncode == 0
 
 
+def _graph_facts(home: Path, project: str = "shop") -> set[tuple[str, str, str]]:
+    """The project's current graph as (subject, predicate, object), stamps left out."""
+    code = (
+        "import sys, json\n"
+        "import pyoxigraph as ox\n"
+        "store = ox.Store.read_only(sys.argv[1])\n"
+        "print(json.dumps([[str(q.subject), str(q.predicate), str(q.object)] for q in store\n"
+        "    if not str(q.predicate).endswith('validFrom>')]))\n"
+    )
+    location = home / "index" / "graph" / project / "store"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(location)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return {tuple(fact) for fact in json.loads(done.stdout)}
+
+
+def test_the_graph_and_the_vectors_can_be_added_later(tmp_path: Path, repo: Path) -> None:
+    """The spec's progressive enhancement: ``index.graph.backend = "none"`` and
+    ``index.vector.backend = "none"`` index text alone (context falls back to keyword
+    search and says why); turned back on, the next run builds both from the node store,
+    changes made while they were off included, as a cold index would have."""
+    off = {
+        "CLEVERAGENTS_INDEX__GRAPH__BACKEND": "none",
+        "CLEVERAGENTS_INDEX__VECTOR__BACKEND": "none",
+    }
+
+    def run(home: Path, *args: str, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(
+            [CLI, *args],
+            env={**os.environ, "CLEVERAGENTS_HOME": str(home), **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"{args}: {done.stderr}"
+        return done.stdout
+
+    home = tmp_path / "home"
+    question = "How does the cart add an item?"
+    run(home, "index", str(repo), "--project", "shop", env=off)
+    assert not (home / "index" / "graph" / "shop" / "store").exists()
+    assert not (home / "index" / "vector" / "shop").exists() or not any(
+        (home / "index" / "vector" / "shop").iterdir()
+    )
+    text_only = run(home, "context", "assemble", question, "--project", "shop", env=off)
+    assert "Cart.add_item" in text_only
+    assert "arce needs graph; falling back to simple-keyword" in text_only
+    # A change while the graph is off reaches it later.
+    cart = repo / "shop" / "cart.py"
+    cart.write_text(
+        cart.read_text()
+        + "\n    def remove_item(self, sku: str) -> None:\n        del self.items[sku]\n"
+    )
+    run(home, "index", str(repo), "--project", "shop", env=off)
+
+    back = run(home, "index", str(repo), "--project", "shop")
+    assert "files 0 analysed, 4 unchanged" in back
+    assert "rebuilt graph: 10 current nodes loaded from the node store" in back
+    assert "rebuilt vectors:" in back
+    assert "rebuilt" not in run(home, "index", str(repo), "--project", "shop")
+    full = run(home, "context", "assemble", question, "--project", "shop")
+    assert "  - arce" in full and "falling back" not in full
+    # The same facts as a cold index of the same files with everything on.
+    cold = tmp_path / "cold"
+    run(cold, "index", str(repo), "--project", "shop")
+    resource_of = {
+        h: json.loads(run(h, "index", "status", "--json"))[0]["resource_id"] for h in (home, cold)
+    }
+    rebuilt = {
+        tuple(t.replace(resource_of[home], "R") for t in fact) for fact in _graph_facts(home)
+    }
+    assert rebuilt == {
+        tuple(t.replace(resource_of[cold], "R") for t in fact) for fact in _graph_facts(cold)
+    }
+    assert any("remove_item" in fact[0] for fact in rebuilt)
+
+
+def test_the_text_index_cannot_be_turned_off(tmp_path: Path, repo: Path) -> None:
+    done = subprocess.run(
+        [CLI, "index", str(repo), "--project", "shop"],
+        env={
+            **os.environ,
+            "CLEVERAGENTS_HOME": str(tmp_path / "home"),
+            "CLEVERAGENTS_INDEX__TEXT__BACKEND": "none",
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert 'index.text.backend cannot be "none"' in done.stderr
+
+
 def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:
     """`resource add` hands the new resource to the indexer through the event hook."""
     home = tmp_path / "home"

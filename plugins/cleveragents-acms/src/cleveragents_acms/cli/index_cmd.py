@@ -50,6 +50,7 @@ def _summary(resource: Any, result: Any) -> str:
         )
         if run.reanalysis:
             parts.append(f"  every file analysed again: {run.reanalysis}")
+        parts.extend(f"  rebuilt {what}" for what in run.rebuilt)
         if run.skipped_reasons:
             ranked = sorted(run.skipped_reasons.items(), key=lambda item: -item[1])
             parts.append("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in ranked))

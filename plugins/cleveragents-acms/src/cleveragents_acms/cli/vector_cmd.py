@@ -26,7 +26,7 @@ def rebuild(app: App, project: str, as_json: bool) -> None:
     was found corrupt; the text and graph indexes are not touched.
     """
     from cleveragents.errors import ConfigurationError
-    from cleveragents_acms.indexing.project_index import ProjectIndex
+    from cleveragents_acms.indexing.project_index import NO_BACKEND, ProjectIndex
     from cleveragents_acms.indexing.runner import service_for
     from cleveragents_acms.indexing.vectors import open_vector_index, rebuild_from_nodes
 
@@ -40,6 +40,10 @@ def rebuild(app: App, project: str, as_json: bool) -> None:
         )
     vectors = open_vector_index(app.registry, app.config, project, reset=True)
     if vectors is None:
+        if app.config.get("index.vector.backend") == NO_BACKEND:
+            raise ConfigurationError(
+                f'the vector index is turned off (index.vector.backend = "{NO_BACKEND}")'
+            )
         raise ConfigurationError(
             "no vector backend or embedder is installed (pip install cleveragents-backend-faiss)"
         )

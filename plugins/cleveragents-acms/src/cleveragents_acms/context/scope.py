@@ -27,6 +27,7 @@ from cleveragents_acms.context.nodes import IndexedRoot
 from cleveragents_acms.context.policy import ContextView
 from cleveragents_acms.indexing.analysis import analyzer_changes, analyzer_versions
 from cleveragents_acms.indexing.project_index import (
+    backend_class,
     backend_options,
     construct_backend,
     open_backend,
@@ -166,13 +167,9 @@ def resolve_scope(
 
 def _open_read_only(registry: Any, config: Any, kind: str, location: Path) -> Any | None:
     """Like ``open_backend``, asking for a read-only handle when the class offers one."""
-    view = registry[f"{kind}-backend"]
-    if not len(view):
+    cls = backend_class(registry, config, kind)  # raises for unknown names
+    if cls is None:
         return None
-    name = config.get(f"index.{kind}.backend") if config is not None else None
-    if not name or name not in view:
-        return open_backend(registry, config, kind, location)  # raises for unknown names
-    cls = view[name]
     options = backend_options(config, kind)
     try:
         accepts = "read_only" in inspect.signature(cls).parameters
@@ -287,7 +284,7 @@ class ProjectReaders:
         self.vector = self._open_vector(registry, config)
 
     def _open_vector(self, registry: Any, config: Any) -> Any | None:
-        if not len(registry.backends.vector):
+        if backend_class(registry, config, "vector") is None:
             return None
         location = paths.index_dir("vector", self.project)
         if not location.is_dir() or not any(location.iterdir()):

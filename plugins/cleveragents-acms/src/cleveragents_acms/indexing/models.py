@@ -70,6 +70,8 @@ class IndexRun:
     errors: list[tuple[str, str]] = field(default_factory=list)
     #: Why every file was analysed again without ``force`` (the analyzers changed).
     reanalysis: str | None = None
+    #: Stores brought up to the node store because they were off in earlier runs.
+    rebuilt: list[str] = field(default_factory=list)
     seconds: float = 0.0
     #: Seconds per phase (open, discover, analyse, resolve, graph, nodes, text, vectors,
     #: graph-wait, commit, close, record, finish); changed files reach the text index

@@ -20,6 +20,8 @@ from cleveragents_acms.indexing.store import NodeStore
 from cleveragents_acms.indexing.vectors import VectorIndex, open_vector_index
 
 __all__ = [
+    "NO_BACKEND",
+    "OPTIONAL_STORES",
     "ProjectIndex",
     "backend_class",
     "backend_options",
@@ -28,12 +30,27 @@ __all__ = [
 ]
 
 
+#: ``index.<kind>.backend = "none"``: the stores a project's index can go without (the
+#: spec's progressive enhancement path: text search first, vectors and the graph added
+#: later). Every stage has the text index and the node store.
+NO_BACKEND = "none"
+OPTIONAL_STORES = ("graph", "vector")
+
+
 def backend_class(registry: Any, config: Any, kind: str) -> type | None:
-    """The configured ``kind`` backend class (``index.<kind>.backend``), None if none."""
+    """The configured ``kind`` backend class (``index.<kind>.backend``), None if none is
+    installed or the store is turned off (``none``)."""
+    name = config.get(f"index.{kind}.backend") if config is not None else None
+    if name == NO_BACKEND:
+        if kind not in OPTIONAL_STORES:
+            raise ConfigurationError(
+                f'index.{kind}.backend cannot be "{NO_BACKEND}": every index has a {kind} '
+                f"store (only {' and '.join(OPTIONAL_STORES)} can be turned off)"
+            )
+        return None
     view = registry[f"{kind}-backend"]
     if not len(view):
         return None
-    name = config.get(f"index.{kind}.backend") if config is not None else None
     if not name or name not in view:
         if name and name not in view:
             raise ConfigurationError(

@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 
+from cleveragents import paths
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode
@@ -41,10 +42,16 @@ from cleveragents_acms.indexing.analysis import (
     analyzer_versions,
 )
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
-from cleveragents_acms.indexing.project_index import ProjectIndex
+from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
-from cleveragents_acms.indexing.store import content_digest, node_fingerprint
+from cleveragents_acms.indexing.store import (
+    STORES_WITH_GAPS,
+    NodeStore,
+    content_digest,
+    node_fingerprint,
+)
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
+from cleveragents_acms.indexing.vectors import rebuild_from_nodes
 
 __all__ = ["PhaseListener", "Progress", "RepoIndexingService"]
 
@@ -368,9 +375,9 @@ class RepoIndexingService:
         """The embedder to run in the analysis workers, when it is a light one."""
         from cleveragents_acms.indexing.vectors import choose_embedder
 
-        if not len(self.registry.backends.vector):
-            return None
         try:
+            if backend_class(self.registry, self.config, "vector") is None:
+                return None
             chosen = choose_embedder(self.registry, self.config)
         except CleverAgentsError:
             return None  # reported when the vector index is opened
@@ -452,7 +459,8 @@ class RepoIndexingService:
             previous = known.get(outcome.relative)
             return force or previous is None or previous["content_hash"] != outcome.content_hash
 
-        if not candidates and not removed:
+        rebuild = _stores_to_rebuild(self.registry, self.config, project, resource_id)
+        if not candidates and not removed and not rebuild:
             index = None
         else:
             with _phase(run, "open"):
@@ -477,6 +485,8 @@ class RepoIndexingService:
                         index.text.delete_paths(resource_id, [outcome.relative])
                         index.text.add_nodes(outcome.result.nodes)
                     _release_renderings(outcome, index)
+            if index is not None and rebuild:
+                self._rebuild(index, resource_id, rebuild, run)
             changed = [a for a in analyses if is_changed(a)]
             run.files_analyzed = len(changed)
             run.files_unchanged = len(discovery.files) - len(changed)
@@ -564,6 +574,9 @@ class RepoIndexingService:
                     )
             with _phase(run, "nodes"):
                 index.nodes.begin()
+                for store, handle in (("graph", index.graph), ("vector", index.vectors)):
+                    if handle is None:  # turned off: rebuilt from here once it is back
+                        index.nodes.mark_gap(store, resource_id)
                 index.nodes.retire(retired + revised_uris, valid_until=valid_from)
                 blobs = {uri: b for a in changed for uri, b in a.store_blobs.items()}
                 index.nodes.insert(inserts, valid_from=valid_from, blobs=blobs)
@@ -599,6 +612,30 @@ class RepoIndexingService:
             if loader is not None:
                 loader.abort()
             raise
+
+    @staticmethod
+    def _rebuild(index: ProjectIndex, resource_id: str, stores: list[str], run: IndexRun) -> None:
+        """Bring the graph or the vectors, off in earlier runs, up to the node store (the
+        spec's progressive enhancement: a store added later covers what came before it)."""
+        nodes = index.nodes
+        if "graph" in stores and index.graph is not None:
+            with _phase(run, "graph-rebuild"):
+                count = _load_graph_from_nodes(index.graph, nodes, resource_id)
+            run.rebuilt.append(
+                f"graph: {count} current nodes loaded from the node store, as it was off "
+                '(index.graph.backend = "none") for earlier runs; its history starts now'
+            )
+        if "vector" in stores and index.vectors is not None:
+            with _phase(run, "vector-rebuild"):
+                count = rebuild_from_nodes(index.vectors, nodes)
+            run.rebuilt.append(
+                f"vectors: {count} nodes embedded from the node store, as there were none "
+                "for earlier runs"
+            )
+        if "graph" in stores:
+            nodes.begin()  # the vectors' gaps were cleared by their rebuild
+            nodes.clear_gaps(["graph"], [resource_id])
+            nodes.commit()
 
     @staticmethod
     def _write_graph(
@@ -743,6 +780,62 @@ class RepoIndexingService:
         if not indexes:
             raise ValidationError(f"resource {resource_id} has not been indexed; give a project")
         return indexes[0].project_name
+
+
+def _stores_to_rebuild(registry: Any, config: Any, project: str, resource_id: str) -> list[str]:
+    """The optional stores that are on now and missed changes while they were off.
+
+    The vector index is one per project: a gap of any resource rebuilds it whole.
+    """
+    location = paths.index_dir("graph", project) / "nodes.db"
+    wanted = [s for s in STORES_WITH_GAPS if backend_class(registry, config, s) is not None]
+    if not wanted or not location.exists():
+        return []
+    store = NodeStore(location)
+    try:
+        return [
+            s for s in wanted if (resource_id in store.gaps(s) if s == "graph" else store.gaps(s))
+        ]
+    finally:
+        store.close()
+
+
+def _load_graph_from_nodes(graph: Any, nodes: NodeStore, resource_id: str) -> int:
+    """Replace ``resource_id``'s graph by the current nodes of the node store, each
+    stamped with the time its version became current; returns the nodes loaded."""
+    if graph.has_resource(resource_id):
+        graph.delete_resource(resource_id)
+    total = nodes.count(resource_id)
+    loader = graph.load_in_background() if total >= _BACKGROUND_GRAPH_NODES else None
+    loaded = 0
+    try:
+        batch: list[UKONode] = []
+        stamp = ""
+        for stored in nodes.iter_current_versions(resource_id):
+            if batch and (stored.valid_from != stamp or len(batch) >= _GRAPH_BATCH):
+                _add_to_graph(graph, loader, batch, stamp)
+                loaded += len(batch)
+                batch = []
+            stamp = stored.valid_from
+            batch.append(stored.node)
+        if batch:
+            _add_to_graph(graph, loader, batch, stamp)
+            loaded += len(batch)
+        if loader is not None:
+            pending, loader = loader, None
+            pending.finish()
+    except BaseException:
+        if loader is not None:
+            loader.abort()
+        raise
+    return loaded
+
+
+def _add_to_graph(graph: Any, loader: Any, batch: list[UKONode], stamp: str) -> None:
+    if loader is not None:
+        loader.add_nodes(batch, valid_from=_parse(stamp))
+    else:
+        graph.add_nodes(batch, valid_from=_parse(stamp), fresh=True)
 
 
 def _parse(stamp: str) -> datetime:

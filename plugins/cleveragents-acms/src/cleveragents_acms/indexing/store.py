@@ -27,7 +27,14 @@ import zstandard
 from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
 
-__all__ = ["NodeStore", "StoredNode", "content_digest", "node_blobs", "node_fingerprint"]
+__all__ = [
+    "STORES_WITH_GAPS",
+    "NodeStore",
+    "StoredNode",
+    "content_digest",
+    "node_blobs",
+    "node_fingerprint",
+]
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -55,6 +62,16 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_current_uri ON nodes(uri) WHERE is_current = 1;
 CREATE INDEX IF NOT EXISTS nodes_current_path ON nodes(resource_id, path) WHERE is_current = 1;
 CREATE INDEX IF NOT EXISTS nodes_current_name ON nodes(name) WHERE is_current = 1;
+"""
+
+#: Optional stores whose gaps are tracked (``index.<store>.backend = "none"``).
+STORES_WITH_GAPS = ("graph", "vector")
+_GAPS_TABLE = """
+CREATE TABLE IF NOT EXISTS store_gaps (
+    store TEXT NOT NULL,
+    resource_id TEXT NOT NULL,
+    PRIMARY KEY (store, resource_id)
+)
 """
 
 _COLUMNS = (
@@ -248,7 +265,43 @@ class NodeStore:
         return cursor.rowcount
 
     def delete_resource(self, resource_id: str) -> int:
+        self.clear_gaps(STORES_WITH_GAPS, [resource_id])
         return self._db.execute("DELETE FROM nodes WHERE resource_id = ?", (resource_id,)).rowcount
+
+    # -- gaps: what an optional store (the graph, the vectors) missed while it was off --
+
+    def mark_gap(self, store: str, resource_id: str) -> None:
+        """Note that ``resource_id``'s nodes changed here while ``store`` was off, so that
+        store is rebuilt from this one once it is back (in the writer's transaction)."""
+        self._db.execute(_GAPS_TABLE)
+        self._db.execute(
+            "INSERT OR IGNORE INTO store_gaps (store, resource_id) VALUES (?, ?)",
+            (store, resource_id),
+        )
+
+    def gaps(self, store: str) -> list[str]:
+        """The resources whose nodes ``store`` lacks some of, sorted."""
+        if not self._has_gaps_table():
+            return []
+        rows = self._db.execute(
+            "SELECT resource_id FROM store_gaps WHERE store = ? ORDER BY resource_id", (store,)
+        )
+        return [str(row[0]) for row in rows]
+
+    def clear_gaps(self, stores: Iterable[str], resource_ids: Iterable[str]) -> None:
+        if not self._has_gaps_table():
+            return
+        self._db.executemany(
+            "DELETE FROM store_gaps WHERE store = ? AND resource_id = ?",
+            [(store, r) for store in stores for r in resource_ids],
+        )
+
+    def _has_gaps_table(self) -> bool:
+        # Created by the first gap, so that a store written before it still opens read-only.
+        row = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_gaps'"
+        )
+        return row.fetchone() is not None
 
     # -- reading ------------------------------------------------------------------
 
@@ -349,6 +402,25 @@ class NodeStore:
         )
         for row in rows:
             yield _row_to_stored(row).node
+
+    def iter_current_versions(self, resource_id: str) -> Iterator[StoredNode]:
+        """The current version of every node of ``resource_id``, oldest first."""
+        # Sorted by row id, then read in chunks: sorting whole rows would sort their blobs.
+        order = self._db.execute(
+            "SELECT rowid FROM nodes WHERE is_current = 1 AND resource_id = ? "
+            "ORDER BY valid_from, rowid",
+            (resource_id,),
+        ).fetchall()
+        rowids = [row[0] for row in order]
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT rowid, {_COLUMNS} FROM nodes WHERE rowid IN ({marks})", chunk
+            ).fetchall()
+            by_id = {row["rowid"]: row for row in rows}
+            for rowid in chunk:
+                yield _row_to_stored(by_id[rowid])
 
     def nodes_named(self, resource_ids: Iterable[str], names: Iterable[str]) -> list[UKONode]:
         """Current nodes (without renderings) whose ``name`` is one of ``names``.

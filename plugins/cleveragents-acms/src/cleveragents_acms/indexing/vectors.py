@@ -140,9 +140,9 @@ def open_vector_index(
     that names ``cleveragents vector rebuild``; ``reset=True`` empties it for
     that rebuild instead.
     """
-    from cleveragents_acms.indexing.project_index import open_backend
+    from cleveragents_acms.indexing.project_index import backend_class, open_backend
 
-    if not len(registry.backends.vector):
+    if backend_class(registry, config, "vector") is None:
         return None
     chosen = choose_embedder(registry, config)
     if chosen is None:
@@ -203,6 +203,10 @@ def rebuild_from_nodes(
     except BaseException:
         vectors.rollback()
         raise
+    if set(ids) & set(nodes.gaps("vector")):  # resources indexed while vectors were off
+        nodes.begin()
+        nodes.clear_gaps(["vector"], ids)
+        nodes.commit()
     return added
 
 
@@ -263,9 +267,11 @@ def repair_project_vectors(registry: Any, config: Any, project: str) -> int | No
     For indexing runs that changed nothing and so never opened the vector index;
     returns the number of vectors re-embedded, or None.
     """
+    from cleveragents_acms.indexing.project_index import backend_class
+
     view = registry.backends.vector
     location = paths.index_dir("vector", project)
-    if not len(view) or not location.is_dir():
+    if backend_class(registry, config, "vector") is None or not location.is_dir():
         return None
     damaged = False
     for name in view:
