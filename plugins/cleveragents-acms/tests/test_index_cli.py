@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,11 +232,19 @@ def test_the_graph_and_the_vectors_can_be_added_later(tmp_path: Path, repo: Path
     )
     run(home, "index", str(repo), "--project", "shop", env=off)
 
+    def state(env: dict[str, str] | None = None) -> tuple[str, Any]:
+        shown = json.loads(run(home, "index", "status", "--json", env=env))[0]
+        return shown["graph"], shown["vectors"]
+
+    assert state(off) == ("off", {"off": True})
+    assert state() == ("behind", {"behind": True})  # on again, not yet built
     back = run(home, "index", str(repo), "--project", "shop")
     assert "files 0 analysed, 4 unchanged" in back
     assert "rebuilt graph: 10 current nodes loaded from the node store" in back
     assert "rebuilt vectors:" in back
     assert "rebuilt" not in run(home, "index", str(repo), "--project", "shop")
+    graph, vectors = state()
+    assert graph == "on" and vectors["count"] == 10
     full = run(home, "context", "assemble", question, "--project", "shop")
     assert "  - arce" in full and "falling back" not in full
     # The same facts as a cold index of the same files with everything on.

@@ -198,8 +198,14 @@ def status(app: App, project: str | None, as_json: bool) -> None:
     service.cleanup_stale_indexing()
     indexes = service.list_indexes(project)
     vectors = {m.project_name: _vector_summary(app, m.project_name) for m in indexes}
+    graphs = {m.index_id: _graph_state(app, m.project_name, m.resource_id) for m in indexes}
     if as_json:
-        emit_json([{**m.to_dict(), "vectors": vectors[m.project_name]} for m in indexes])
+        emit_json(
+            [
+                {**m.to_dict(), "vectors": vectors[m.project_name], "graph": graphs[m.index_id]}
+                for m in indexes
+            ]
+        )
         return
     rows = [
         {
@@ -212,6 +218,7 @@ def status(app: App, project: str | None, as_json: bool) -> None:
             "language": m.primary_language,
             "indexed at": m.indexed_at.strftime("%Y-%m-%d %H:%M:%S"),
             "vectors": _vector_label(vectors[m.project_name]),
+            "graph": _BEHIND if graphs[m.index_id] == "behind" else graphs[m.index_id],
         }
         for m in indexes
     ]
@@ -223,16 +230,50 @@ def status(app: App, project: str | None, as_json: bool) -> None:
         "nodes",
         "errors",
         "language",
+        "graph",
         "vectors",
         "indexed at",
     ]
     emit_table(rows, columns, empty="No indexes yet: run `cleveragents index PATH`.")
 
 
+_BEHIND = "behind: run `cleveragents index`"
+
+
+def _gaps(project: str, store: str) -> list[str]:
+    """The resources whose nodes changed while ``store`` was off (see the node store)."""
+    from cleveragents import paths
+    from cleveragents_acms.indexing.store import NodeStore
+
+    location = paths.index_dir("graph", project) / "nodes.db"
+    if not location.exists():
+        return []
+    nodes = NodeStore(location)
+    try:
+        return nodes.gaps(store)
+    finally:
+        nodes.close()
+
+
+def _graph_state(app: App, project: str, resource_id: str) -> str:
+    """``on``; ``off`` (``index.graph.backend = "none"``); or behind: it was off while
+    files changed, and the next ``cleveragents index`` builds it from the node store."""
+    from cleveragents_acms.indexing.project_index import backend_class
+
+    if backend_class(app.registry, app.config, "graph") is None:
+        return "off"
+    return "behind" if resource_id in _gaps(project, "graph") else "on"
+
+
 def _vector_summary(app: App, project: str) -> dict[str, Any] | None:
     """Count, dimension and embedder of the project's vector index, read without loading it."""
     from cleveragents import paths
+    from cleveragents_acms.indexing.project_index import NO_BACKEND
 
+    if app.config.get("index.vector.backend") == NO_BACKEND:
+        return {"off": True}
+    if len(app.registry.backends.vector) and _gaps(project, "vector"):
+        return {"behind": True}
     view = app.registry.backends.vector
     for name in view:
         describe = getattr(view[name], "describe", None)
@@ -246,6 +287,10 @@ def _vector_summary(app: App, project: str) -> dict[str, Any] | None:
 def _vector_label(summary: dict[str, Any] | None) -> str:
     if not summary:
         return "-"
+    if summary.get("off"):
+        return "off"
+    if summary.get("behind"):
+        return _BEHIND
     if "corrupt" in summary:
         return "corrupt: run `cleveragents vector rebuild`"
     return f"{summary.get('count', 0)} x {summary.get('dimension')}d ({summary.get('embedder')})"

@@ -74,7 +74,8 @@ class IndexRun:
     rebuilt: list[str] = field(default_factory=list)
     seconds: float = 0.0
     #: Seconds per phase (open, discover, analyse, resolve, graph, nodes, text, vectors,
-    #: graph-wait, commit, close, record, finish); changed files reach the text index
+    #: graph-wait, commit, close, record, finish; graph-rebuild and vector-rebuild when a store
+    #: turned back on is built from the node store); changed files reach the text index
     #: during ``analyse``, so ``text`` only counts removed files.
     phases: dict[str, float] = field(default_factory=dict)
 

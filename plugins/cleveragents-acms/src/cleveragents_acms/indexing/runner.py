@@ -95,6 +95,8 @@ _WRITING = {
     "vectors": "adding vectors",
     "commit": "committing",
     "graph-wait": "waiting for the graph load",
+    "graph-rebuild": "building the graph from the node store",
+    "vector-rebuild": "embedding the node store's nodes",
     "close": "closing the stores",
     "record": "recording the files",
     "finish": "finishing",
