@@ -247,19 +247,29 @@ def test_the_graph_and_the_vectors_can_be_added_later(tmp_path: Path, repo: Path
     assert graph == "on" and vectors["count"] == 10
     full = run(home, "context", "assemble", question, "--project", "shop")
     assert "  - arce" in full and "falling back" not in full
-    # The same facts as a cold index of the same files with everything on.
-    cold = tmp_path / "cold"
-    run(cold, "index", str(repo), "--project", "shop")
-    resource_of = {
-        h: json.loads(run(h, "index", "status", "--json"))[0]["resource_id"] for h in (home, cold)
-    }
-    rebuilt = {
-        tuple(t.replace(resource_of[home], "R") for t in fact) for fact in _graph_facts(home)
-    }
-    assert rebuilt == {
-        tuple(t.replace(resource_of[cold], "R") for t in fact) for fact in _graph_facts(cold)
-    }
-    assert any("remove_item" in fact[0] for fact in rebuilt)
+
+    def same_as_cold(name: str) -> set[tuple[str, ...]]:
+        """The graph's facts, checked against a cold index of the same files."""
+        cold = tmp_path / name
+        run(cold, "index", str(repo), "--project", "shop")
+        resource_of = {
+            h: json.loads(run(h, "index", "status", "--json"))[0]["resource_id"]
+            for h in (home, cold)
+        }
+        facts = {
+            tuple(t.replace(resource_of[home], "R") for t in fact) for fact in _graph_facts(home)
+        }
+        assert facts == {
+            tuple(t.replace(resource_of[cold], "R") for t in fact) for fact in _graph_facts(cold)
+        }
+        return facts
+
+    assert any("remove_item" in fact[0] for fact in same_as_cold("cold"))
+    # Off again while a method goes, then on: the stale graph is replaced.
+    cart.write_text(cart.read_text().split("\n    def remove_item")[0] + "\n")
+    run(home, "index", str(repo), "--project", "shop", env=off)
+    assert "rebuilt graph" in run(home, "index", str(repo), "--project", "shop")
+    assert not any("remove_item" in fact[0] for fact in same_as_cold("cold-again"))
 
 
 def test_the_text_index_cannot_be_turned_off(tmp_path: Path, repo: Path) -> None:
