@@ -359,6 +359,38 @@ def test_go_types_functions_methods_and_doc_comments() -> None:
     ]
 
 
+def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
+    """A Go package is a folder: ``ld(...)`` in one file calls the ``ld`` another file of
+    the folder defines, not a namesake in another folder; builtins and local closures
+    are no edges."""
+    from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
+
+    caller = nodes_of(
+        GoAnalyzer(),
+        "cobra/command.go",
+        """\
+        package cobra
+
+        func (c *Command) SuggestionsFor(name string) []string {
+            fn := func() int { return 0 }
+            _ = fn()
+            return make([]string, ld(name, c.Name(), true)+len(name))
+        }
+        """,
+    )["Command.SuggestionsFor"]
+    assert ("uko:dependsOn", "symbol:go:cobra.ld") in caller.edges
+    assert {t for _, t in caller.edges} == {"symbol:go:cobra.ld", "symbol:go:cobra.fn"}
+    here = nodes_of(
+        GoAnalyzer(),
+        "cobra/cobra.go",
+        "package cobra\n\nfunc ld(s, t string, i bool) int { return 0 }\n",
+    )
+    there = nodes_of(GoAnalyzer(), "doc/util.go", "package doc\n\nfunc ld() int { return 1 }\n")
+    assert wanted_names([caller]) == {"ld", "fn"}
+    assert resolve_edges([caller], [here["ld"], there["ld"]]) == 1
+    assert caller.edges == [("uko:dependsOn", uri("cobra/cobra.go", "ld"))]
+
+
 RUST = """\
 //! Geometry for the crate.
 use std::collections::HashMap;

@@ -223,3 +223,10 @@ class NodeFactory:
 def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """Edges without repeats, first occurrence order kept."""
     return list(dict.fromkeys(items))
+
+
+def go_package_symbol(relative: str, name: str) -> str:
+    """What a package-level Go name answers to within its folder (a Go package is a
+    folder): ``go:cmd/tool.name``; calls name it, the indexer resolves it."""
+    folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
+    return f"go:{folder}.{name}"

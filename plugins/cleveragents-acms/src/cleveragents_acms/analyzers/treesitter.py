@@ -35,7 +35,13 @@ from cleveragents.models.uko import (
     AnalysisResult,
     UKONode,
 )
-from cleveragents_acms.analyzers._common import NodeFactory, collapse, dedupe, truncate
+from cleveragents_acms.analyzers._common import (
+    NodeFactory,
+    collapse,
+    dedupe,
+    go_package_symbol,
+    truncate,
+)
 from cleveragents_acms.analyzers._treesitter_languages import (
     LANGUAGES,
     Declaration,
@@ -793,10 +799,18 @@ class _FileBuilder:
         for index, names in found.items():
             entry = self.callables[index]
             for dotted in dict.fromkeys(names):
-                target = self.resolve(dotted, entry.owner)
+                target = self.resolve(dotted, entry.owner) or self.same_package(dotted)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
+
+    def same_package(self, name: str) -> str | None:
+        """A Go package is a folder: a plain call no file-level name answers to is to a
+        function or type of another file of the folder, named for the indexer to resolve
+        (see ``go_package_symbol``); Go's builtins are not."""
+        if self.spec.name != "go" or "." in name or name in _GO_BUILTINS:
+            return None
+        return f"symbol:{go_package_symbol(self.relative, name)}"
 
     def callee_name(self, callee: Node) -> str:
         text = self.text(callee)
@@ -812,6 +826,15 @@ class _FileBuilder:
         text = text.replace("?.", ".").replace("!", "")
         text = "".join(text.split())
         return text if all(part.isidentifier() for part in text.split(".")) else ""
+
+
+#: Go's predeclared functions and conversions: never another file's.
+_GO_BUILTINS = frozenset({
+    "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make",
+    "max", "min", "new", "panic", "print", "println", "real", "recover", "bool", "byte",
+    "complex64", "complex128", "error", "float32", "float64", "int", "int8", "int16", "int32",
+    "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr", "any",
+})  # fmt: skip
 
 
 #: Containers whose functions stay functions (namespaces, modules), not methods.

@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cleveragents.models.uko import UKONode
+from cleveragents_acms.analyzers._common import go_package_symbol
 
 __all__ = ["resolve_edges", "symbol_keys", "wanted_names"]
 
 _PREFIX = "symbol:"
+#: A Go call to a plain name no file-level name answered to: another file's function,
+#: or a local closure. Unresolved, it was the closure, and is no edge.
+_GUESSED = _PREFIX + "go:"  # see go_package_symbol
 
 
 def symbol_keys(node: UKONode) -> set[str]:
@@ -25,6 +29,8 @@ def symbol_keys(node: UKONode) -> set[str]:
         for prefix in ("src.", "lib."):
             module = module.removeprefix(prefix)
         keys.add(f"{module}.{node.qualname}" if node.qualname else module)
+    if node.path.endswith(".go") and node.qualname and "." not in node.qualname:
+        keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
     return keys
 
@@ -51,6 +57,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             table.setdefault(key, set()).add(node.uri)
     resolved = 0
     for node in nodes:
+        guessed = False
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
@@ -60,4 +67,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 if uri != node.uri:
                     node.edges[i] = (predicate, uri)
                     resolved += 1
+            guessed = guessed or target.startswith(_GUESSED)
+        if guessed:
+            node.edges = [e for e in node.edges if not e[1].startswith(_GUESSED)]
     return resolved
