@@ -391,6 +391,41 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     assert caller.edges == [("uko:dependsOn", uri("cobra/cobra.go", "ld"))]
 
 
+def test_rust_paths_from_the_crate_root_are_resolved() -> None:
+    """``use crate::parser::features::suggestions``, ``mod helpers;`` and calls through
+    them name files of the crate: ``src/`` is its root, ``mod.rs`` its folder's module."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    parser = nodes_of(
+        RustAnalyzer(),
+        "src/parser/parser.rs",
+        """\
+        use crate::parser::features::suggestions;
+        mod helpers;
+
+        pub fn complain(v: &str) -> Vec<String> {
+            suggestions::did_you_mean(v, helpers::names())
+        }
+        """,
+    )
+    suggestions = nodes_of(
+        RustAnalyzer(),
+        "src/parser/features/suggestions.rs",
+        "pub fn did_you_mean(v: &str, p: Vec<String>) -> Vec<String> { p }\n",
+    )
+    helpers = nodes_of(RustAnalyzer(), "src/parser/helpers/mod.rs", "pub fn names() {}\n")
+    known = [*suggestions.values(), *helpers.values()]
+    assert resolve_edges(parser.values(), known) == 6
+    assert parser["complain"].edges == [
+        ("uko:dependsOn", uri("src/parser/features/suggestions.rs", "did_you_mean")),
+        ("uko:dependsOn", uri("src/parser/helpers/mod.rs", "names")),
+    ]
+    assert parser[""].edges == [
+        ("uko:dependsOn", uri("src/parser/features/suggestions.rs", "")),
+        ("uko:dependsOn", uri("src/parser/helpers/mod.rs", "")),
+    ]
+
+
 RUST = """\
 //! Geometry for the crate.
 use std::collections::HashMap;

@@ -29,10 +29,26 @@ def symbol_keys(node: UKONode) -> set[str]:
         for prefix in ("src.", "lib."):
             module = module.removeprefix(prefix)
         keys.add(f"{module}.{node.qualname}" if node.qualname else module)
+    elif node.path.endswith(".rs"):
+        for module in _rust_modules(node.path):
+            keys.add(f"{module}.{node.qualname}" if node.qualname else module)
     if node.path.endswith(".go") and node.qualname and "." not in node.qualname:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
     return keys
+
+
+def _rust_modules(path: str) -> list[str]:
+    """The module paths of a Rust file: ``src/parser/mod.rs`` is ``src.parser`` and, from
+    the crate's root, ``crate.parser`` (what ``use crate::parser::…`` and ``mod`` name)."""
+    parts = path[:-3].split("/")
+    if len(parts) > 1 and parts[-1] in ("mod", "lib", "main"):
+        parts.pop()
+    modules = [".".join(parts)]
+    if "src" in parts[:-1] or parts[-1] == "src":
+        root = len(parts) - 1 - parts[::-1].index("src")
+        modules.append(".".join(["crate", *parts[root + 1 :]]))
+    return modules
 
 
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
