@@ -391,6 +391,43 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     assert caller.edges == [("uko:dependsOn", uri("cobra/cobra.go", "ld"))]
 
 
+def test_a_java_class_of_the_same_package_is_resolved_without_an_import() -> None:
+    """``Helper.doIt()`` and ``new Helper()`` need no import when ``Helper`` is of the same
+    package: they resolve to it, not to a namesake of another package; ``Math.max``
+    (``java.lang``) makes no edge."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    app = "src/main/java/com/x/App.java"
+    run = nodes_of(
+        JavaAnalyzer(),
+        app,
+        """\
+        package com.x;
+
+        class App {
+            void run() {
+                Helper.doIt();
+                new Helper();
+                Math.max(1, 2);
+            }
+        }
+        """,
+    )["App.run"]
+    assert {t for _, t in run.edges} == {
+        "symbol:java:com.x.Helper.doIt",
+        "symbol:java:com.x.Helper",
+        "symbol:java:com.x.Math.max",
+    }
+    helper = "package {}; public class Helper {{ static void doIt() {{}} }}\n"
+    here = nodes_of(JavaAnalyzer(), "src/main/java/com/x/Helper.java", helper.format("com.x"))
+    there = nodes_of(JavaAnalyzer(), "src/main/java/com/y/Helper.java", helper.format("com.y"))
+    assert resolve_edges([run], [*here.values(), *there.values()]) == 2
+    assert sorted(run.edges) == [
+        ("uko:dependsOn", uri("src/main/java/com/x/Helper.java", "Helper")),
+        ("uko:dependsOn", uri("src/main/java/com/x/Helper.java", "Helper.doIt")),
+    ]
+
+
 def test_rust_paths_from_the_crate_root_are_resolved() -> None:
     """``use crate::parser::features::suggestions``, ``mod helpers;`` and calls through
     them name files of the crate: ``src/`` is its root, ``mod.rs`` its folder's module."""

@@ -805,12 +805,20 @@ class _FileBuilder:
             entry.node.edges = dedupe(entry.node.edges)
 
     def same_package(self, name: str) -> str | None:
-        """A Go package is a folder: a plain call no file-level name answers to is to a
-        function or type of another file of the folder, named for the indexer to resolve
-        (see ``go_package_symbol``); Go's builtins are not."""
-        if self.spec.name != "go" or "." in name or name in _GO_BUILTINS:
-            return None
-        return f"symbol:{go_package_symbol(self.relative, name)}"
+        """A name the file neither defines nor imports, that its package may define in
+        another file, for the indexer to resolve (and to drop if none does).
+
+        Go: a plain call is to a function or type of another file of the folder (a Go
+        package is a folder; see ``go_package_symbol``), unless a builtin. Java: a class
+        used without an import (``Helper.run()``, ``new Helper()``) is of the same package
+        (``java:<package>.Helper.run``, what ``resolve.symbol_keys`` gives its method).
+        """
+        if self.spec.name == "go" and "." not in name and name not in _GO_BUILTINS:
+            return f"symbol:{go_package_symbol(self.relative, name)}"
+        head = name.split(".", 1)[0]
+        if self.spec.name == "java" and head[:1].isupper() and head not in self.bindings:
+            return f"symbol:java:{self.module_prefix}.{name}"
+        return None
 
     def callee_name(self, callee: Node) -> str:
         text = self.text(callee)

@@ -16,9 +16,10 @@ from cleveragents_acms.analyzers._common import go_package_symbol
 __all__ = ["resolve_edges", "symbol_keys", "wanted_names"]
 
 _PREFIX = "symbol:"
-#: A Go call to a plain name no file-level name answered to: another file's function,
-#: or a local closure. Unresolved, it was the closure, and is no edge.
-_GUESSED = _PREFIX + "go:"  # see go_package_symbol
+#: A name the analyzer guessed its package defines in another file (a Go call to a plain
+#: name, a Java class used without an import): unresolved, it was a local closure or a
+#: class from elsewhere (``java.lang``), and is no edge.
+_GUESSED = (_PREFIX + "go:", _PREFIX + "java:")
 
 
 def symbol_keys(node: UKONode) -> set[str]:
@@ -32,6 +33,8 @@ def symbol_keys(node: UKONode) -> set[str]:
     elif node.path.endswith(".rs"):
         for module in _rust_modules(node.path):
             keys.add(f"{module}.{node.qualname}" if node.qualname else module)
+    elif node.path.endswith(".java") and node.properties.get("fqname"):
+        keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
     if node.path.endswith(".go") and node.qualname and "." not in node.qualname:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
