@@ -74,6 +74,39 @@ def test_full_index_of_real_code(service: RepoIndexingService, corpus: Path) -> 
     assert any(h.metadata.get("path") == "cleveragents/plugins.py" for h in hits)
 
 
+def test_a_refresh_of_one_file_resolves_its_edges_as_the_cold_index_did(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """Refreshing a file looks its names up among the stored nodes: its imports of other
+    modules (``from cleveragents import paths``) resolve to them again instead of staying
+    symbolic, so the edges are those of the cold index."""
+
+    def edges() -> dict[str, list[tuple[str, str]]]:
+        index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+        try:
+            return {n.uri: sorted(n.edges) for n in index.nodes.iter_current([RESOURCE_A])}
+        finally:
+            index.close()
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    cold = edges()
+    touched = sorted((corpus / "cleveragents" / "cli").glob("*.py"))[:4]
+    for path in touched:
+        path.write_text(path.read_text() + "\n# touched\n")
+        run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+        assert run is not None and run.files_analyzed == 1
+    refreshed = edges()
+    module_edges = [
+        target
+        for uri, found in cold.items()
+        if any(f"/cleveragents/cli/{p.name}" in uri for p in touched)
+        for _, target in found
+        if target.endswith(".py")  # a whole module, resolved
+    ]
+    assert module_edges  # the touched files import modules of the package
+    assert refreshed == cold
+
+
 def test_the_primary_language_is_code_even_when_prose_outweighs_it(
     service: RepoIndexingService, tmp_path: Path
 ) -> None:

@@ -55,13 +55,39 @@ def _rust_modules(path: str) -> list[str]:
 
 
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
-    """The short names of every ``symbol:`` target: what to look up among stored nodes."""
-    return {
-        target[len(_PREFIX) :].rsplit(".", 1)[-1]
-        for node in nodes
-        for _, target in node.edges
-        if target.startswith(_PREFIX)
-    }
+    """The names to look up among stored nodes for every ``symbol:`` target: its short
+    name, and, for a module, the name its node has (Python: the dotted name; Rust: the
+    file's path), so a refresh of one file resolves what a cold index did."""
+    names: set[str] = set()
+    for node in nodes:
+        rust = node.path.endswith(".rs")
+        for _, target in node.edges:
+            if not target.startswith(_PREFIX):
+                continue
+            dotted = target[len(_PREFIX) :]
+            names.add(dotted.rsplit(".", 1)[-1])
+            names.add(dotted)
+            if rust:
+                names.update(_rust_module_files(dotted, node.path))
+    return names
+
+
+def _rust_module_files(dotted: str, caller: str) -> list[str]:
+    """The files a Rust module path used in ``caller`` can be: ``crate.a.b`` (from the
+    crate's ``src/``) or ``src.a.b`` (``mod b;``, from the folder) -> ``…/a/b.rs`` or
+    ``…/a/b/mod.rs``."""
+    head, _, rest = dotted.partition(".")
+    if head == "crate":
+        folders = caller.split("/")[:-1]
+        if "src" not in folders:
+            return []
+        root = "/".join(folders[: len(folders) - folders[::-1].index("src")])
+        if not rest:
+            return [f"{root}/lib.rs", f"{root}/main.rs"]
+        base = f"{root}/{rest.replace('.', '/')}"
+    else:
+        base = dotted.replace(".", "/")
+    return [f"{base}.rs", f"{base}/mod.rs"]
 
 
 def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> int:
