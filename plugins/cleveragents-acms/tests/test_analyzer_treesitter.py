@@ -391,6 +391,40 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     assert caller.edges == [("uko:dependsOn", uri("cobra/cobra.go", "ld"))]
 
 
+def test_a_call_to_an_overloaded_function_resolves_to_its_implementation() -> None:
+    """TypeScript overload signatures share their implementation's name: a call from
+    another file is to the implementation, not left unresolved among them (rxjs's
+    ``innerFrom``, called from 128 places)."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    defined = nodes_of(
+        TypeScriptAnalyzer(),
+        "internal/observable/innerFrom.ts",
+        """\
+        export function innerFrom(input: string): string[];
+        export function innerFrom(input: number): number[];
+        export function innerFrom(input: any): any[] {
+          return [input];
+        }
+        """,
+    )
+    caller = nodes_of(
+        TypeScriptAnalyzer(),
+        "internal/operators/mergeMap.ts",
+        """\
+        import { innerFrom } from '../observable/innerFrom';
+
+        export function mergeMap(value: string) {
+          return innerFrom(value);
+        }
+        """,
+    )["mergeMap"]
+    assert resolve_edges([caller], defined.values()) == 1
+    assert caller.edges == [("uko:dependsOn", defined["innerFrom~3"].uri)]
+    assert not defined["innerFrom~3"].properties.get("overload")
+    assert defined["innerFrom"].properties.get("overload")
+
+
 def test_a_java_class_of_the_same_package_is_resolved_without_an_import() -> None:
     """``Helper.doIt()`` and ``new Helper()`` need no import when ``Helper`` is of the same
     package: they resolve to it, not to a namesake of another package; ``Math.max``

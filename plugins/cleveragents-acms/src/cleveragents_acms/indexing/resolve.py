@@ -97,9 +97,12 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     """
     nodes = list(nodes)
     table: dict[str, set[str]] = {}
+    stubs: set[str] = set()
     for node in [*known, *nodes]:
         for key in symbol_keys(node):
             table.setdefault(key, set()).add(node.uri)
+        if node.properties.get("overload"):
+            stubs.add(node.uri)
     resolved = 0
     for node in nodes:
         guessed = False
@@ -107,6 +110,10 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             if not target.startswith(_PREFIX):
                 continue
             candidates = table.get(target[len(_PREFIX) :])
+            if candidates and len(candidates) > 1:
+                # Overload signatures (TypeScript, ``typing.overload``) share the name of
+                # the implementation they declare: the call is to the implementation.
+                candidates = candidates - stubs
             if candidates and len(candidates) == 1:
                 (uri,) = candidates
                 if uri != node.uri:
