@@ -361,8 +361,9 @@ def test_go_types_functions_methods_and_doc_comments() -> None:
 
 def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     """A Go package is a folder: ``ld(...)`` in one file calls the ``ld`` another file of
-    the folder defines, not a namesake in another folder; builtins and local closures
-    are no edges."""
+    the folder defines, not a namesake in another folder, and ``c.Name()`` in a method of
+    ``*Command`` calls ``Command.Name`` wherever the package defines it; builtins and
+    local closures are no edges."""
     from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
 
     caller = nodes_of(
@@ -378,17 +379,29 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
         }
         """,
     )["Command.SuggestionsFor"]
-    assert ("uko:dependsOn", "symbol:go:cobra.ld") in caller.edges
-    assert {t for _, t in caller.edges} == {"symbol:go:cobra.ld", "symbol:go:cobra.fn"}
+    assert {t for _, t in caller.edges} == {
+        "symbol:go:cobra.ld",
+        "symbol:go:cobra.fn",
+        "symbol:go:cobra.Command.Name",
+    }
     here = nodes_of(
         GoAnalyzer(),
         "cobra/cobra.go",
-        "package cobra\n\nfunc ld(s, t string, i bool) int { return 0 }\n",
+        """\
+        package cobra
+
+        func ld(s, t string, i bool) int { return 0 }
+
+        func (c *Command) Name() string { return "" }
+        """,
     )
     there = nodes_of(GoAnalyzer(), "doc/util.go", "package doc\n\nfunc ld() int { return 1 }\n")
-    assert {"ld", "fn"} <= wanted_names([caller])
-    assert resolve_edges([caller], [here["ld"], there["ld"]]) == 1
-    assert caller.edges == [("uko:dependsOn", uri("cobra/cobra.go", "ld"))]
+    assert {"ld", "fn", "Name"} <= wanted_names([caller])
+    assert resolve_edges([caller], [*here.values(), there["ld"]]) == 2
+    assert sorted(caller.edges) == [
+        ("uko:dependsOn", uri("cobra/cobra.go", "Command.Name")),
+        ("uko:dependsOn", uri("cobra/cobra.go", "ld")),
+    ]
 
 
 def test_a_call_to_an_overloaded_function_resolves_to_its_implementation() -> None:

@@ -132,6 +132,7 @@ class _Callable:
     end: int
     node: UKONode
     owner: str  # qualname of the enclosing type, "" at module level
+    receiver: str = ""  # a Go method's receiver variable (``c`` of ``func (c *Command)``)
 
 
 class _FileBuilder:
@@ -553,10 +554,12 @@ class _FileBuilder:
         decorators: list[Node],
     ) -> _Member:
         qualname = self.qualify(prefix, name)
-        go_receiver = ""
+        go_receiver = receiver_var = ""
         if self.spec.name == "go" and node.type == "method_declaration":
             receiver = _base_type(self.text(node.child_by_field_name("receiver")).strip("()"))
-            receiver = receiver.split()[-1].lstrip("*") if receiver else ""
+            words = receiver.split()
+            receiver_var = words[0] if len(words) == 2 else ""
+            receiver = words[-1].lstrip("*") if receiver else ""
             qualname = f"{receiver}.{name}" if receiver else name
             if receiver in self.go_types and receiver in self.by_qualname:
                 parent = self.by_qualname[receiver]
@@ -570,7 +573,9 @@ class _FileBuilder:
         if self.spec.name == "go" and "." in qualname:
             owner = qualname.rsplit(".", 1)[0]
         if body is not None:
-            self.callables.append(_Callable(body.start_byte, body.end_byte, uko, owner))
+            self.callables.append(
+                _Callable(body.start_byte, body.end_byte, uko, owner, receiver_var)
+            )
             self.implemented.add((uko.parent, name))
         else:
             self.bodiless.append(uko)
@@ -799,21 +804,27 @@ class _FileBuilder:
         for index, names in found.items():
             entry = self.callables[index]
             for dotted in dict.fromkeys(names):
-                target = self.resolve(dotted, entry.owner) or self.same_package(dotted)
+                head, _, rest = dotted.partition(".")
+                method = bool(entry.receiver) and head == entry.receiver and "." not in rest
+                if method:  # c.Name() in a method of c's type: that type's Name
+                    dotted = f"{entry.owner}.{rest}"
+                target = self.resolve(dotted, entry.owner) or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
 
-    def same_package(self, name: str) -> str | None:
+    def same_package(self, name: str, method: bool = False) -> str | None:
         """A name the file neither defines nor imports, that its package may define in
         another file, for the indexer to resolve (and to drop if none does).
 
         Go: a plain call is to a function or type of another file of the folder (a Go
-        package is a folder; see ``go_package_symbol``), unless a builtin. Java: a class
+        package is a folder; see ``go_package_symbol``), unless a builtin; so is a call of
+        a method on the receiver (``method``: ``c.Name()`` as ``Command.Name``), which
+        another file may define. Java: a class
         used without an import (``Helper.run()``, ``new Helper()``) is of the same package
         (``java:<package>.Helper.run``, what ``resolve.symbol_keys`` gives its method).
         """
-        if self.spec.name == "go" and "." not in name and name not in _GO_BUILTINS:
+        if self.spec.name == "go" and (method or ("." not in name and name not in _GO_BUILTINS)):
             return f"symbol:{go_package_symbol(self.relative, name)}"
         head = name.split(".", 1)[0]
         if self.spec.name == "java" and head[:1].isupper() and head not in self.bindings:

@@ -35,7 +35,7 @@ def symbol_keys(node: UKONode) -> set[str]:
             keys.add(f"{module}.{node.qualname}" if node.qualname else module)
     elif node.path.endswith(".java") and node.properties.get("fqname"):
         keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
-    if node.path.endswith(".go") and node.qualname and "." not in node.qualname:
+    if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
     return keys
