@@ -478,7 +478,7 @@ def test_a_java_class_of_the_same_package_is_resolved_without_an_import() -> Non
 def test_rust_paths_from_the_crate_root_are_resolved() -> None:
     """``use crate::parser::features::suggestions``, ``mod helpers;`` and calls through
     them name files of the crate: ``src/`` is its root, ``mod.rs`` its folder's module."""
-    from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
+    from cleveragents_acms.indexing.resolve import resolve_edges, wanted_modules
 
     parser = nodes_of(
         RustAnalyzer(),
@@ -498,8 +498,8 @@ def test_rust_paths_from_the_crate_root_are_resolved() -> None:
         "pub fn did_you_mean(v: &str, p: Vec<String>) -> Vec<String> { p }\n",
     )
     helpers = nodes_of(RustAnalyzer(), "src/parser/helpers/mod.rs", "pub fn names() {}\n")
-    # What a refresh of parser.rs alone looks up: the modules' nodes are named by path.
-    wanted = wanted_names(parser.values())
+    # What a refresh of parser.rs alone looks up: the modules' files.
+    wanted = wanted_modules(parser.values())
     assert {"src/parser/features/suggestions.rs", "src/parser/helpers/mod.rs"} <= wanted
     known = [*suggestions.values(), *helpers.values()]
     assert resolve_edges(parser.values(), known) == 6

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import go_package_symbol
 
-__all__ = ["resolve_edges", "symbol_keys", "wanted_names"]
+__all__ = ["resolve_edges", "symbol_keys", "wanted_modules", "wanted_names"]
 
 _PREFIX = "symbol:"
 #: A name the analyzer guessed its package defines in another file (a Go call to a plain
@@ -26,9 +26,7 @@ def symbol_keys(node: UKONode) -> set[str]:
     """Names a node answers to: name, qualname, full dotted name, dotted module path."""
     keys = {node.name, node.qualname, node.properties.get("fqname", "")}
     if node.path.endswith(".py"):
-        module = node.path[:-3].replace("/", ".").removesuffix(".__init__")
-        for prefix in ("src.", "lib."):
-            module = module.removeprefix(prefix)
+        module = _python_module(node.path)
         keys.add(f"{module}.{node.qualname}" if node.qualname else module)
     elif node.path.endswith(".rs"):
         for module in _rust_modules(node.path):
@@ -39,6 +37,14 @@ def symbol_keys(node: UKONode) -> set[str]:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
     return keys
+
+
+def _python_module(path: str) -> str:
+    """``src/pkg/mod.py`` -> ``pkg.mod``; ``pkg/__init__.py`` -> ``pkg``."""
+    module = path[:-3].replace("/", ".").removesuffix(".__init__")
+    for prefix in ("src.", "lib."):
+        module = module.removeprefix(prefix)
+    return module
 
 
 def _rust_modules(path: str) -> list[str]:
@@ -55,21 +61,32 @@ def _rust_modules(path: str) -> list[str]:
 
 
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
-    """The names to look up among stored nodes for every ``symbol:`` target: its short
-    name, and, for a module, the name its node has (Python: the dotted name; Rust: the
-    file's path), so a refresh of one file resolves what a cold index did."""
-    names: set[str] = set()
+    """The short names of every ``symbol:`` target: what to look up among stored nodes."""
+    return {
+        target[len(_PREFIX) :].rsplit(".", 1)[-1]
+        for node in nodes
+        for _, target in node.edges
+        if target.startswith(_PREFIX)
+    }
+
+
+def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
+    """The files every ``symbol:`` target could be the module of, to look their module
+    nodes up among stored nodes by path (a module node's name need not be its dotted
+    path): so a refresh of one file resolves what a cold index did."""
+    paths: set[str] = set()
     for node in nodes:
-        rust = node.path.endswith(".rs")
         for _, target in node.edges:
             if not target.startswith(_PREFIX):
                 continue
             dotted = target[len(_PREFIX) :]
-            names.add(dotted.rsplit(".", 1)[-1])
-            names.add(dotted)
-            if rust:
-                names.update(_rust_module_files(dotted, node.path))
-    return names
+            if node.path.endswith(".py"):
+                base = dotted.replace(".", "/")
+                for root in ("", "src/", "lib/"):
+                    paths.update((f"{root}{base}.py", f"{root}{base}/__init__.py"))
+            elif node.path.endswith(".rs"):
+                paths.update(_rust_module_files(dotted, node.path))
+    return paths
 
 
 def _rust_module_files(dotted: str, caller: str) -> list[str]:
@@ -86,7 +103,14 @@ def _rust_module_files(dotted: str, caller: str) -> list[str]:
             return [f"{root}/lib.rs", f"{root}/main.rs"]
         base = f"{root}/{rest.replace('.', '/')}"
     else:
-        base = dotted.replace(".", "/")
+        # ``mod b;`` names ``<the caller's folder>.b``: the folder is taken as it is, for a
+        # folder name may hold dots (``clap-4.0.32/``).
+        folder = caller.rsplit("/", 1)[0] if "/" in caller else ""
+        prefix = folder.replace("/", ".") + "."
+        if folder and dotted.startswith(prefix):
+            base = f"{folder}/{dotted[len(prefix) :].replace('.', '/')}"
+        else:
+            base = dotted.replace(".", "/")
     return [f"{base}.rs", f"{base}/mod.rs"]
 
 

@@ -43,7 +43,7 @@ from cleveragents_acms.indexing.analysis import (
 )
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
-from cleveragents_acms.indexing.resolve import resolve_edges, wanted_names
+from cleveragents_acms.indexing.resolve import resolve_edges, wanted_modules, wanted_names
 from cleveragents_acms.indexing.store import (
     STORES_WITH_GAPS,
     NodeStore,
@@ -538,11 +538,14 @@ class RepoIndexingService:
             with _phase(run, "resolve"):
                 previous = index.nodes.current_fingerprints(resource_id, paths)
                 changed_paths = {a.relative for a in changed}
-                stored = [
-                    n
-                    for n in index.nodes.nodes_named([resource_id], wanted_names(new_nodes))
-                    if n.path not in changed_paths
-                ]
+                known = {
+                    n.uri: n
+                    for n in [
+                        *index.nodes.nodes_named([resource_id], wanted_names(new_nodes)),
+                        *index.nodes.modules_at([resource_id], wanted_modules(new_nodes)),
+                    ]
+                }
+                stored = [n for n in known.values() if n.path not in changed_paths]
                 resolve_edges(new_nodes, stored)
                 inserts, revised_uris = [], []
                 new_uris = set()

@@ -156,6 +156,24 @@ class StoredNode:
     fingerprint: str
 
 
+#: The columns of a node without its renderings and edges (what resolving names needs).
+_LIGHT = "uri, name, qualname, path, uko_type, start_line, end_line, resource_id, properties"
+
+
+def _light_node(row: sqlite3.Row) -> UKONode:
+    return UKONode(
+        uri=row["uri"],
+        uko_type=row["uko_type"],
+        name=row["name"],
+        path=row["path"],
+        start_line=row["start_line"],
+        end_line=row["end_line"],
+        resource_id=row["resource_id"],
+        qualname=row["qualname"],
+        properties=json.loads(row["properties"]),
+    )
+
+
 def _row_to_stored(row: sqlite3.Row) -> StoredNode:
     renderings = {int(k): v for k, v in json.loads(_decompress(row["renderings"])).items()}
     node = UKONode(
@@ -422,6 +440,21 @@ class NodeStore:
             for rowid in chunk:
                 yield _row_to_stored(by_id[rowid])
 
+    def modules_at(self, resource_ids: Iterable[str], paths: Iterable[str]) -> list[UKONode]:
+        """The current module-level nodes (without renderings) of the files at ``paths``."""
+        ids, wanted = list(resource_ids), sorted(set(paths))
+        found: list[UKONode] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self._db.execute(
+                f"SELECT {_LIGHT} FROM nodes WHERE is_current = 1 AND qualname = '' "
+                f"AND resource_id IN ({','.join('?' * len(ids))}) "
+                f"AND path IN ({','.join('?' * len(chunk))})",
+                (*ids, *chunk),
+            )
+            found.extend(map(_light_node, rows))
+        return found
+
     def nodes_named(self, resource_ids: Iterable[str], names: Iterable[str]) -> list[UKONode]:
         """Current nodes (without renderings) whose ``name`` is one of ``names``.
 
@@ -435,26 +468,12 @@ class NodeStore:
             # SQLite would otherwise pick the (resource, path) index and read every node
             # of the resource: 0.2 s instead of 10 ms for one file of a 260k-node index.
             rows = self._db.execute(
-                "SELECT uri, name, qualname, path, uko_type, start_line, end_line, resource_id, "
-                "properties FROM nodes WHERE is_current = 1 "
+                f"SELECT {_LIGHT} FROM nodes WHERE is_current = 1 "
                 f"AND +resource_id IN ({','.join('?' * len(ids))}) "
                 f"AND name IN ({','.join('?' * len(chunk))})",
                 (*ids, *chunk),
             )
-            for row in rows:
-                found.append(
-                    UKONode(
-                        uri=row["uri"],
-                        uko_type=row["uko_type"],
-                        name=row["name"],
-                        path=row["path"],
-                        start_line=row["start_line"],
-                        end_line=row["end_line"],
-                        resource_id=row["resource_id"],
-                        qualname=row["qualname"],
-                        properties=json.loads(row["properties"]),
-                    )
-                )
+            found.extend(map(_light_node, rows))
         return found
 
     def count(self, resource_id: str | None = None, *, current_only: bool = True) -> int:
