@@ -51,7 +51,7 @@ from cleveragents_acms.indexing.store import (
     node_fingerprint,
 )
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
-from cleveragents_acms.indexing.vectors import rebuild_from_nodes
+from cleveragents_acms.indexing.vectors import choose_embedder, rebuild_from_nodes
 
 __all__ = ["PhaseListener", "Progress", "RepoIndexingService"]
 
@@ -373,8 +373,6 @@ class RepoIndexingService:
 
     def _light_embedder(self) -> ComponentSpec | None:
         """The embedder to run in the analysis workers, when it is a light one."""
-        from cleveragents_acms.indexing.vectors import choose_embedder
-
         try:
             if backend_class(self.registry, self.config, "vector") is None:
                 return None
@@ -792,6 +790,12 @@ def _stores_to_rebuild(registry: Any, config: Any, project: str, resource_id: st
     """
     location = paths.index_dir("graph", project) / "nodes.db"
     wanted = [s for s in STORES_WITH_GAPS if backend_class(registry, config, s) is not None]
+    if "vector" in wanted:
+        try:
+            if choose_embedder(registry, config) is None:  # a backend, nothing to embed with
+                wanted.remove("vector")
+        except CleverAgentsError:
+            wanted.remove("vector")  # reported when the vector index is opened
     if not wanted or not location.exists():
         return []
     store = NodeStore(location)
