@@ -156,6 +156,8 @@ def open_vector_index(
         if not reset:
             raise
         backend = open_backend(registry, config, "vector", location)
+    if backend is None:
+        return None
     if reset:
         backend.reset(embedder=name, dimension=int(embedder.dimension))
     vectors = VectorIndex(backend, name, embedder)
