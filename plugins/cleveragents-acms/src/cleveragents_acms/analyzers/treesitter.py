@@ -820,9 +820,9 @@ class _FileBuilder:
         Go: a plain call is to a function or type of another file of the folder (a Go
         package is a folder; see ``go_package_symbol``), unless a builtin; so is a call of
         a method on the receiver (``method``: ``c.Name()`` as ``Command.Name``), which
-        another file may define. Java: a class
-        used without an import (``Helper.run()``, ``new Helper()``) is of the same package
-        (``java:<package>.Helper.run``, what ``resolve.symbol_keys`` gives its method).
+        another file may define. Java: a class used without an import (``Helper.run()``,
+        ``new Helper()``) is of the same package (``java:<package>.Helper.run``, what
+        ``resolve.symbol_keys`` gives its method).
         """
         if self.spec.name == "go" and (method or ("." not in name and name not in _GO_BUILTINS)):
             return f"symbol:{go_package_symbol(self.relative, name)}"

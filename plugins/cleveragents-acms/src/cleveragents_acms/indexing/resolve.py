@@ -54,10 +54,17 @@ def _rust_modules(path: str) -> list[str]:
     if len(parts) > 1 and parts[-1] in ("mod", "lib", "main"):
         parts.pop()
     modules = [".".join(parts)]
-    if "src" in parts[:-1] or parts[-1] == "src":
-        root = len(parts) - 1 - parts[::-1].index("src")
-        modules.append(".".join(["crate", *parts[root + 1 :]]))
+    root = _crate_root(parts)
+    if root is not None:
+        modules.append(".".join(["crate", *parts[root:]]))
     return modules
+
+
+def _crate_root(folders: list[str]) -> int | None:
+    """Where a crate's modules start among path parts: after the last ``src``."""
+    if "src" not in folders:
+        return None
+    return len(folders) - folders[::-1].index("src")
 
 
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
@@ -96,9 +103,10 @@ def _rust_module_files(dotted: str, caller: str) -> list[str]:
     head, _, rest = dotted.partition(".")
     if head == "crate":
         folders = caller.split("/")[:-1]
-        if "src" not in folders:
+        start = _crate_root(folders)
+        if start is None:
             return []
-        root = "/".join(folders[: len(folders) - folders[::-1].index("src")])
+        root = "/".join(folders[:start])
         if not rest:
             return [f"{root}/lib.rs", f"{root}/main.rs"]
         base = f"{root}/{rest.replace('.', '/')}"
