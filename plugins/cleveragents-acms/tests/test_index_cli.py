@@ -273,19 +273,24 @@ def test_the_graph_and_the_vectors_can_be_added_later(tmp_path: Path, repo: Path
 
 
 def test_the_text_index_cannot_be_turned_off(tmp_path: Path, repo: Path) -> None:
-    done = subprocess.run(
-        [CLI, "index", str(repo), "--project", "shop"],
-        env={
-            **os.environ,
-            "CLEVERAGENTS_HOME": str(tmp_path / "home"),
-            "CLEVERAGENTS_INDEX__TEXT__BACKEND": "none",
-        },
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``none`` is for the graph and the vectors only; an unknown graph backend's error
+    offers it."""
+
+    def index(key: str, value: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [CLI, "index", str(repo), "--project", "shop"],
+            env={**os.environ, "CLEVERAGENTS_HOME": str(tmp_path / "home"), key: value},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    done = index("CLEVERAGENTS_INDEX__TEXT__BACKEND", "none")
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert 'index.text.backend cannot be "none"' in done.stderr
+    typo = index("CLEVERAGENTS_INDEX__GRAPH__BACKEND", "oxigrap")
+    assert typo.returncode != 0 and "Traceback" not in typo.stderr
+    assert 'available: oxigraph, or "none" to index without it' in typo.stderr
 
 
 def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:

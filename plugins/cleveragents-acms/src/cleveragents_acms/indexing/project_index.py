@@ -55,7 +55,8 @@ def backend_class(registry: Any, config: Any, kind: str) -> type | None:
         if name and name not in view:
             raise ConfigurationError(
                 f"index.{kind}.backend = '{name}' is not installed "
-                f"(available: {', '.join(sorted(view))})"
+                f"(available: {', '.join(sorted(view))}"
+                + (f', or "{NO_BACKEND}" to index without it)' if kind in OPTIONAL_STORES else ")")
             )
         name = sorted(view)[0]
     return view[name]
