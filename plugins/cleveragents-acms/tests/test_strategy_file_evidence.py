@@ -89,3 +89,78 @@ def test_prose_is_weighed_down_only_beside_code() -> None:
 
 
 RESOURCE = "01JD0000000000000000000000"
+
+
+class _TestGraph:
+    """The reads :func:`tested_code` makes, over a few hand-made nodes."""
+
+    def __init__(self, contains: dict[str, list[str]], calls: dict[str, list[str]]) -> None:
+        self.contains = contains
+        self.calls = calls
+        self.definitions: dict[str, list[str]] = {}
+
+    def descendants(self, uri: str, *, levels: int = 3) -> list[str]:
+        found, frontier = [], [uri]
+        for _ in range(levels):
+            frontier = [c for u in frontier for c in self.contains.get(u, [])]
+            found.extend(frontier)
+        return found
+
+    def neighbours(self, uris: list[str], **_: Any) -> dict[str, list[tuple[str, str, bool]]]:
+        return {
+            u: [("dependsOn", t, True) for t in self.calls.get(u, []) if "symbol:" not in t]
+            for u in uris
+        }
+
+    def symbols(self, uris: list[str], **_: Any) -> dict[str, list[str]]:
+        return {
+            u: [t.removeprefix("symbol:") for t in self.calls.get(u, []) if "symbol:" in t]
+            for u in uris
+        }
+
+    def by_name(self, names: list[str], *, limit: int = 200) -> dict[str, list[str]]:
+        return {n: self.definitions.get(n, [])[:limit] for n in names}
+
+
+def test_the_likeliest_tests_vote_for_the_code_they_call() -> None:
+    from cleveragents_acms.strategies._tested import tested_code
+
+    base = "https://cleveragents.ai/r/R/"
+    test_file, helpers = base + "tests/test_escaping.py", base + "tests/test_misc.py"
+    escaping, render, util = base + "pkg/escaping.py", base + "pkg/render.py", base + "pkg/util.py"
+    graph = _TestGraph(
+        contains={
+            test_file: [test_file + "#EscapeTests"],
+            test_file + "#EscapeTests": [test_file + "#EscapeTests.test_trailing", f"{test_file}#x"],
+            helpers: [helpers + "#test_many"],
+        },
+        calls={
+            # resolved twice, through a re-export once (``pkg.Escaper``), and once elsewhere
+            test_file + "#EscapeTests.test_trailing": [
+                escaping + "#escape",
+                escaping + "#unescape",
+                "symbol:pkg.Escaper",
+                render + "#render",
+            ],
+            f"{test_file}#x": [util + "#helper"],  # not a test: its calls do not count
+            helpers + "#test_many": [f"{base}pkg/m{i}.py#f" for i in range(5)],
+        },
+    )
+    graph.definitions["Escaper"] = [escaping + "#Escaper"]
+    scores = {test_file: 0.6, helpers: 0.5, escaping: 0.2, render: 0.4, util: 0.3}
+    is_code = {escaping: True, render: True, util: True, test_file: False, helpers: False}
+    is_code |= {f"{base}pkg/m{i}.py": True for i in range(5)}
+
+    votes = tested_code(graph, scores, is_code=is_code)  # type: ignore[arg-type]
+
+    assert votes[escaping] == 0.6 * 3 / 4 and votes[render] == 0.6 / 4
+    assert util not in votes
+    # a test file spread over five modules is about none of them, and does not vote
+    assert not any(f"pkg/m{i}.py" in f for f in votes for i in range(5))
+
+
+def test_a_projects_testing_helpers_are_test_code() -> None:
+    from cleveragents_acms.strategies._support import is_test_path
+
+    assert is_test_path("sklearn/utils/testing.py") and is_test_path("pandas/_testing.py")
+    assert not is_test_path("mylib/testing_tools.py") and not is_test_path("pkg/contest.py")

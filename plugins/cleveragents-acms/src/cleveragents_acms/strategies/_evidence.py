@@ -12,7 +12,7 @@ little to the text channel and much noise, so its vector channel counts a
 quarter (:data:`LEXICAL_TRUST`).
 
 File level (a change is made in files): each file's nodes are aggregated (the
-best node, then halving contributions), and five more kinds of evidence are
+best node, then halving contributions), and six more kinds of evidence are
 added, each normalised to the best file:
 
 * the whole-question BM25 of the file's best nodes;
@@ -21,7 +21,8 @@ added, each normalised to the best file:
 * path words: salient words of the question are the file's name or folders
   (``sqlmigrate`` -> ``commands/sqlmigrate.py``), rarer path words counting more;
 * mentions: the question names the file, its module or a traceback frame in it;
-* messages: the file's code holds a message the question quotes (:mod:`._messages`).
+* messages: the file's code holds a message the question quotes (:mod:`._messages`);
+* tested: the likeliest test files call into the file (:mod:`._tested`).
 
 The likeliest files are then read whole (:mod:`._file_text`); that reading
 counts as much as all the above together.
@@ -80,6 +81,7 @@ FILE_WEIGHTS: dict[str, float] = {
     "paths": 0.2,
     "mentions": 0.3,
     "messages": 0.3,
+    "tested": 0.3,
 }
 _RRF_K = 30.0
 #: Hits per focused query by kind (the title and the prose reach further than one name).
@@ -168,6 +170,8 @@ class Evidence:
     message_files: dict[str, float] = field(default_factory=dict)
     #: file URI -> BM25 of the whole file among the likeliest files (:mod:`._file_text`)
     file_text: dict[str, float] = field(default_factory=dict)
+    #: file URI -> the likeliest test files' votes for the code they call (:mod:`._tested`)
+    tested: dict[str, float] = field(default_factory=dict)
     queried: set[str] = field(default_factory=set)
     fused: dict[str, float] = field(default_factory=dict)
 
@@ -228,6 +232,7 @@ class Evidence:
             "paths": normalise(self.path_matches()),
             "mentions": dict.fromkeys((file_of(u) for u in self.mention_list), 1.0),
             "messages": self.message_files,
+            "tested": normalise(self.tested),
         }
         files: set[str] = set().union(*kinds.values())
         code = sum(1 for f in files if _is_code(path_of(f)))
@@ -243,6 +248,17 @@ class Evidence:
             base, text = normalise(scores), normalise(self.file_text)
             scores = {f: base[f] + prior(f) * text.get(f, 0.0) for f in base}
         return scores
+
+    def code_files(self) -> dict[str, bool]:
+        """Candidate file URI -> whether it is code a change is made in: not a test (even
+        when the question is about tests) nor prose (unless the question is about it)."""
+        files = self.file_scores()
+        code = sum(1 for f in files if _is_code(path_of(f)))
+        prose_asked = bool(files) and code < _CODE_MINORITY * len(files)
+        return {
+            f: not is_test_path(path_of(f)) and self._prior(f, prose_asked=prose_asked) == 1.0
+            for f in files
+        }
 
     def _prior(self, file_uri: str, *, prose_asked: bool = False) -> float:
         """Tests and prose (documentation, examples) rarely change, unless asked about

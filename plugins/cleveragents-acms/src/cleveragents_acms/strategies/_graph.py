@@ -55,6 +55,8 @@ _QUALNAME = UKO + "qualifiedName"
 _SAFE_IRI = re.compile(r'^[^\s<>"{}|^`\\]+$')
 _BATCH = 200
 _NODE_BASE = "https://cleveragents.ai/r/"
+#: The scheme of a target the indexer could not resolve.
+_SYMBOL = "symbol:"
 
 
 def _iri(uri: str) -> str | None:
@@ -125,8 +127,24 @@ class GraphView:
             links = [(p, o, True) for p, o in self._out.get(uri, ()) if p in wanted]
             if incoming:
                 links.extend((p, s, False) for p, s in self._in.get(uri, ()) if p in wanted)
-            out[uri] = [link for link in links if not link[1].startswith("symbol:")]
+            out[uri] = [link for link in links if not link[1].startswith(_SYMBOL)]
         return out
+
+    def symbols(
+        self, uris: Iterable[str], *, predicates: Iterable[str] = tuple(GRAPH_EDGES)
+    ) -> dict[str, list[str]]:
+        """``uri -> names its unresolved targets have`` (``symbol:pkg.Name`` -> ``pkg.Name``)."""
+        wanted = set(predicates)
+        uris = [u for u in dict.fromkeys(uris) if u]
+        self._load(uris, outgoing=True)
+        return {
+            uri: [
+                o.removeprefix(_SYMBOL)
+                for p, o in self._out.get(uri, ())
+                if p in wanted and o.startswith(_SYMBOL)
+            ]
+            for uri in uris
+        }
 
     def _load(self, uris: Sequence[str], *, outgoing: bool) -> None:
         cache = self._out if outgoing else self._in

@@ -91,7 +91,8 @@ def is_container(uko_type: str) -> bool:
 
 
 def is_test_path(path: str) -> bool:
-    """True for test-suite files (``tests/``, ``test_x.py``, ``x_test.go``, ``conftest.py``)."""
+    """True for test-suite files (``tests/``, ``test_x.py``, ``x_test.go``, ``conftest.py``)
+    and their support modules (``utils/testing.py``, ``_testing.py``)."""
     parts = path.lower().split("/")
     name = parts[-1]
     stem = name.rsplit(".", 1)[0]
@@ -99,7 +100,7 @@ def is_test_path(path: str) -> bool:
         any(p in ("test", "tests", "testing", "__tests__") for p in parts[:-1])
         or stem.startswith("test_")
         or stem.endswith(("_test", "_tests", ".test", ".spec"))
-        or stem in ("conftest", "tests", "test")
+        or stem in ("conftest", "tests", "test", "testing", "_testing")
     )
 
 

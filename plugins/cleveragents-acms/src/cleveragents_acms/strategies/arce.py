@@ -19,7 +19,8 @@ that share words with the question become new queries, until the best files
 and nodes stop changing.
 
 **Contextualize.** Changes are made in files: node evidence is aggregated per
-file and combined with definitions, path words, mentions and quoted messages;
+file and combined with definitions, path words, mentions, quoted messages and
+the votes of the likeliest test files for the code they call (:mod:`._tested`);
 the likeliest files are then read whole and scored against the whole question
 (:meth:`._evidence.Evidence.file_scores`, :mod:`._file_text`).
 
@@ -62,6 +63,7 @@ from cleveragents_acms.strategies._support import (
     requested_depth,
     strategy_setting,
 )
+from cleveragents_acms.strategies._tested import tested_code
 from cleveragents_acms.strategies.navigator import expand_neighbourhood
 from cleveragents_acms.strategies.query import TextQuery, analyze, parts_of
 from cleveragents_acms.strategies.ranking import normalise, personalized_pagerank
@@ -170,6 +172,9 @@ class ArceStrategy:
         evidence = Evidence(analysis)
         self._retrieve(request, backends, view, evidence)
         if evidence.fused and backends.nodes is not None and view is not None:
+            evidence.tested = tested_code(
+                view, evidence.file_scores(), is_code=evidence.code_files()
+            )
             read_likeliest(backends, evidence)
         if services is not None:
             services.memo[key] = (request, backends, evidence)
