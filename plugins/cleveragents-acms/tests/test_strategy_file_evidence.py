@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from cleveragents.models.uko import DEPTH_FULL
+import pytest
+
+from cleveragents.models.uko import DEPTH_FULL, node_uri
 from cleveragents_acms.strategies._file_text import whole_file_scores
 from cleveragents_acms.strategies._messages import _longest_run
 from cleveragents_acms.strategies.query import analyze
@@ -91,72 +94,81 @@ def test_prose_is_weighed_down_only_beside_code() -> None:
 RESOURCE = "01JD0000000000000000000000"
 
 
-class _TestGraph:
-    """The reads :func:`tested_code` makes, over a few hand-made nodes."""
+_ESCAPING_TESTS = """\
+from unittest import TestCase
 
-    def __init__(self, contains: dict[str, list[str]], calls: dict[str, list[str]]) -> None:
-        self.contains = contains
-        self.calls = calls
-        self.definitions: dict[str, list[str]] = {}
-
-    def descendants(self, uri: str, *, levels: int = 3) -> list[str]:
-        found, frontier = [], [uri]
-        for _ in range(levels):
-            frontier = [c for u in frontier for c in self.contains.get(u, [])]
-            found.extend(frontier)
-        return found
-
-    def neighbours(self, uris: list[str], **_: Any) -> dict[str, list[tuple[str, str, bool]]]:
-        return {
-            u: [("dependsOn", t, True) for t in self.calls.get(u, []) if "symbol:" not in t]
-            for u in uris
-        }
-
-    def symbols(self, uris: list[str], **_: Any) -> dict[str, list[str]]:
-        return {
-            u: [t.removeprefix("symbol:") for t in self.calls.get(u, []) if "symbol:" in t]
-            for u in uris
-        }
-
-    def by_name(self, names: list[str], *, limit: int = 200) -> dict[str, list[str]]:
-        return {n: self.definitions.get(n, [])[:limit] for n in names}
+import pkg
+from pkg.escaping import escape, unescape
+from pkg.render import render
 
 
-def test_the_likeliest_tests_vote_for_the_code_they_call() -> None:
+class EscapeTests(TestCase):
+    def test_trailing_underscore(self):
+        escape("a_")
+        unescape("a")
+        pkg.Escaper()  # through the package's re-export: unresolved, defined once
+
+    def test_rendered(self):
+        render(escape("b_"))
+
+    def helper(self):  # not a test: its calls do not count
+        return pkg.util.helper()
+"""
+
+
+def test_the_likeliest_tests_vote_for_the_code_they_call(tmp_path: Path) -> None:
+    """Indexed for real: the test file votes for the code its tests call, resolved or by a
+    name one file defines; a test file spread over many modules does not vote."""
+    from cleveragents.config import load_config
+    from cleveragents.plugins import PluginHost
+    from cleveragents.storage.database import Database
+    from cleveragents_acms.backends.scoped import make_backend_set
+    from cleveragents_acms.indexing.project_index import ProjectIndex
+    from cleveragents_acms.indexing.service import RepoIndexingService
+    from cleveragents_acms.strategies._graph import GraphView
     from cleveragents_acms.strategies._tested import tested_code
 
-    base = "https://cleveragents.ai/r/R/"
-    test_file, helpers = base + "tests/test_escaping.py", base + "tests/test_misc.py"
-    escaping, render, util = base + "pkg/escaping.py", base + "pkg/render.py", base + "pkg/util.py"
-    graph = _TestGraph(
-        contains={
-            test_file: [test_file + "#EscapeTests"],
-            test_file + "#EscapeTests": [test_file + "#EscapeTests.test_trailing", f"{test_file}#x"],
-            helpers: [helpers + "#test_many"],
-        },
-        calls={
-            # resolved twice, through a re-export once (``pkg.Escaper``), and once elsewhere
-            test_file + "#EscapeTests.test_trailing": [
-                escaping + "#escape",
-                escaping + "#unescape",
-                "symbol:pkg.Escaper",
-                render + "#render",
-            ],
-            f"{test_file}#x": [util + "#helper"],  # not a test: its calls do not count
-            helpers + "#test_many": [f"{base}pkg/m{i}.py#f" for i in range(5)],
-        },
-    )
-    graph.definitions["Escaper"] = [escaping + "#Escaper"]
-    scores = {test_file: 0.6, helpers: 0.5, escaping: 0.2, render: 0.4, util: 0.3}
-    is_code = {escaping: True, render: True, util: True, test_file: False, helpers: False}
-    is_code |= {f"{base}pkg/m{i}.py": True for i in range(5)}
+    repo = tmp_path / "repo"
+    files = {
+        "pkg/__init__.py": "from pkg.escaping import Escaper\n",
+        "pkg/escaping.py": "def escape(s):\n    return s\n\ndef unescape(s):\n    return s\n\n"
+        "class Escaper:\n    pass\n",
+        "pkg/render.py": "def render(s):\n    return s\n",
+        "pkg/util.py": "def helper():\n    return 1\n",
+        "tests/test_escaping.py": _ESCAPING_TESTS,
+        "tests/test_misc.py": "".join(f"from pkg.m{i} import f{i}\n" for i in range(5))
+        + "\n\ndef test_everything():\n"
+        + "".join(f"    f{i}()\n" for i in range(5)),
+        **{f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(5)},
+    }
+    for relative, text in files.items():
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+        host = PluginHost.load(env={})
+        config = load_config(cwd=tmp_path, env={})
+        database = Database.for_sqlite_file(tmp_path / "home" / "cleveragents.db")
+        RepoIndexingService(database, host.registry, config, workers=1).index_resource(
+            RESOURCE, repo, project="votes"
+        )
+        index = ProjectIndex.open("votes", host.registry, config, create=False)
+    try:
+        graph = make_backend_set(index.text, None, index.graph, [RESOURCE]).graph
+        uris = {path: node_uri(RESOURCE, path) for path in files}
+        scores = dict.fromkeys(uris.values(), 0.5)
+        is_code = {u: not p.startswith("tests/") for p, u in uris.items()}
 
-    votes = tested_code(graph, scores, is_code=is_code)  # type: ignore[arg-type]
+        votes = tested_code(GraphView(graph, frozenset({RESOURCE})), scores, is_code=is_code)
+    finally:
+        index.close()
+        database.dispose()
 
-    assert votes[escaping] == 0.6 * 3 / 4 and votes[render] == 0.6 / 4
-    assert util not in votes
-    # a test file spread over five modules is about none of them, and does not vote
-    assert not any(f"pkg/m{i}.py" in f for f in votes for i in range(5))
+    # escape twice, unescape and Escaper once each: 4 of 5 calls; render once
+    assert votes[uris["pkg/escaping.py"]] == pytest.approx(0.5 * 4 / 5)
+    assert votes[uris["pkg/render.py"]] == pytest.approx(0.5 * 1 / 5)
+    assert uris["pkg/util.py"] not in votes  # called by a helper, not by a test
+    assert not any(uris[f"pkg/m{i}.py"] in votes for i in range(5))  # 1/5 each: no focus
 
 
 def test_a_projects_testing_helpers_are_test_code() -> None:

@@ -30,9 +30,12 @@ __all__ = [
     "DEPENDS_ON",
     "GRAPH_EDGES",
     "INHERITS_FROM",
+    "NAME",
     "REFERENCES",
     "TESTS_CALLABLE",
     "GraphView",
+    "iri",
+    "literal",
 ]
 
 CONTAINS = UKO + "contains"
@@ -50,7 +53,7 @@ GRAPH_EDGES: dict[str, float] = {
     TESTS_CALLABLE: 0.3,
     DECORATED_BY: 0.3,
 }
-_NAME = UKO + "name"
+NAME = UKO + "name"
 _QUALNAME = UKO + "qualifiedName"
 _SAFE_IRI = re.compile(r'^[^\s<>"{}|^`\\]+$')
 _BATCH = 200
@@ -59,11 +62,11 @@ _NODE_BASE = "https://cleveragents.ai/r/"
 _SYMBOL = "symbol:"
 
 
-def _iri(uri: str) -> str | None:
+def iri(uri: str) -> str | None:
     return f"<{uri}>" if _SAFE_IRI.match(uri) and ":" in uri else None
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
 
@@ -130,22 +133,6 @@ class GraphView:
             out[uri] = [link for link in links if not link[1].startswith(_SYMBOL)]
         return out
 
-    def symbols(
-        self, uris: Iterable[str], *, predicates: Iterable[str] = tuple(GRAPH_EDGES)
-    ) -> dict[str, list[str]]:
-        """``uri -> names its unresolved targets have`` (``symbol:pkg.Name`` -> ``pkg.Name``)."""
-        wanted = set(predicates)
-        uris = [u for u in dict.fromkeys(uris) if u]
-        self._load(uris, outgoing=True)
-        return {
-            uri: [
-                o.removeprefix(_SYMBOL)
-                for p, o in self._out.get(uri, ())
-                if p in wanted and o.startswith(_SYMBOL)
-            ]
-            for uri in uris
-        }
-
     def _load(self, uris: Sequence[str], *, outgoing: bool) -> None:
         cache = self._out if outgoing else self._in
         todo = [u for u in uris if u not in cache]
@@ -155,7 +142,7 @@ class GraphView:
             cache[uri] = []
         filter_ = ", ".join(f"<{p}>" for p in GRAPH_EDGES)
         for start in range(0, len(todo), _BATCH):
-            chunk = [u for u in todo[start : start + _BATCH] if _iri(u)]
+            chunk = [u for u in todo[start : start + _BATCH] if iri(u)]
             if not chunk:
                 continue
             values = " ".join(f"<{u}>" for u in chunk)
@@ -189,12 +176,12 @@ class GraphView:
                 continue
             links: list[tuple[str, str]] = []
             for predicate in GRAPH_EDGES:
-                iri = _iri(uri)
-                if iri is None:
+                subject = iri(uri)
+                if subject is None:
                     break
                 try:
                     result = self.graph.sparql_query(
-                        f"SELECT ?s WHERE {{ ?s <{predicate}> {iri} }}", scope=self.scope
+                        f"SELECT ?s WHERE {{ ?s <{predicate}> {subject} }}", scope=self.scope
                     )
                 except (CleverAgentsError, ValueError, TypeError) as exc:
                     log.debug("incoming edges unavailable", error=str(exc)[:120])
@@ -248,16 +235,16 @@ class GraphView:
         out: dict[str, list[str]] = {n: [] for n in names}
         if not names:
             return out
-        values = " ".join(_literal(n) for n in names)
+        values = " ".join(literal(n) for n in names)
         rows = self.select(
             f"SELECT ?n ?v WHERE {{ VALUES ?v {{ {values} }} "
-            f"{{ ?n <{_NAME}> ?v }} UNION {{ ?n <{_QUALNAME}> ?v }} }} LIMIT {limit * len(names)}"
+            f"{{ ?n <{NAME}> ?v }} UNION {{ ?n <{_QUALNAME}> ?v }} }} LIMIT {limit * len(names)}"
         )
         if rows is None:
             for name in names:
                 try:
                     result = self.graph.sparql_query(
-                        f"SELECT ?n WHERE {{ ?n <{_NAME}> {_literal(name)} }}", scope=self.scope
+                        f"SELECT ?n WHERE {{ ?n <{NAME}> {literal(name)} }}", scope=self.scope
                     )
                 except (CleverAgentsError, ValueError, TypeError):
                     continue

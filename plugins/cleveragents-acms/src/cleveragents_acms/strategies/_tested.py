@@ -14,12 +14,12 @@ the candidates, not a way to find new ones.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.strategies._graph import DEPENDS_ON, path_of
-from cleveragents_acms.strategies._support import file_of, is_test_path
+from cleveragents_acms.strategies._graph import CONTAINS, DEPENDS_ON, NAME, iri, literal, path_of
+from cleveragents_acms.strategies._support import is_test_path
 
 if TYPE_CHECKING:
     from cleveragents_acms.strategies._graph import GraphView
@@ -32,8 +32,12 @@ VOTERS = 30
 FOCUS = 0.3
 #: An unresolved name defined in more files than this says nothing about which one.
 _MAX_DEFINING_FILES = 2
-#: Names of one test file looked up, at most.
-_MAX_NAMES = 300
+_SYMBOL = "symbol:"
+#: The file (or unresolved symbol) a call's target is in: a node URI up to its ``#``.
+_FILE_OF_TARGET = (
+    'BIND(STR(?target) AS ?t) BIND(IF(STRSTARTS(?t, "symbol:") || !CONTAINS(?t, "#"), ?t, '
+    'STRBEFORE(?t, "#")) AS ?called)'
+)
 
 
 def tested_code(
@@ -42,11 +46,9 @@ def tested_code(
     """File URI -> the likeliest test files' votes for it (``is_code``: the candidates a
     vote may go to: code, not tests or prose)."""
     likeliest = sorted(scores, key=lambda f: (-scores[f], f))[:VOTERS]
+    voters = [f for f in likeliest if scores[f] > 0 and is_test_path(path_of(f))]
     votes: dict[str, float] = defaultdict(float)
-    for test_file in likeliest:
-        if scores[test_file] <= 0 or not is_test_path(path_of(test_file)):
-            continue
-        calls = _called_files(view, test_file)
+    for test_file, calls in _called_files(view, voters).items():
         called = {f: n for f, n in calls.items() if is_code.get(f, False)}
         if not called or max(called.values()) < FOCUS * sum(calls.values()):
             continue  # the test file is about no one module: helpers, fixtures, many APIs
@@ -56,32 +58,50 @@ def tested_code(
     return dict(votes)
 
 
-def _called_files(view: GraphView, test_file: str) -> dict[str, float]:
-    """How often the test functions of ``test_file`` call into each other file.
-
-    One file at a time: a name lookup returns a bounded number of rows, and the names
-    of many files at once would let the common ones crowd the rare ones out.
-    """
-    tests = [u for u in view.descendants(test_file, levels=3) if _is_test_name(u)]
-    called: dict[str, float] = defaultdict(float)
-    if not tests:
-        return called
-    for links in view.neighbours(tests, predicates=(DEPENDS_ON,), incoming=False).values():
-        for _, target, _ in links:
-            called[file_of(target)] += 1
-    unresolved: Counter[str] = Counter()
-    for names in view.symbols(tests, predicates=(DEPENDS_ON,)).values():
-        unresolved.update(n.rsplit(".", 1)[-1] for n in names)
-    wanted = [n for n in unresolved if len(n) > 2][:_MAX_NAMES]
-    for name, uris in view.by_name(wanted, limit=_MAX_DEFINING_FILES + 2).items():
-        files = {file_of(u) for u in uris}
-        if 0 < len(files) <= _MAX_DEFINING_FILES:
-            for file_uri in files:
-                called[file_uri] += unresolved[name] / len(files)
-    called.pop(test_file, None)
+def _called_files(view: GraphView, test_files: list[str]) -> dict[str, dict[str, float]]:
+    """Test file -> how often its test functions (top level or in a class) call into each
+    other file: two aggregate queries for all the files, so the store does the counting."""
+    values = " ".join(i for i in map(iri, test_files) if i)
+    if not values:
+        return {}
+    rows = view.select(
+        f"SELECT ?file ?called (COUNT(*) AS ?calls) WHERE {{ VALUES ?file {{ {values} }} "
+        f"?file <{CONTAINS}>/<{CONTAINS}>? ?test . ?test <{NAME}> ?name . "
+        f'FILTER(STRSTARTS(?name, "test")) ?test <{DEPENDS_ON}> ?target . {_FILE_OF_TARGET} }} '
+        "GROUP BY ?file ?called"
+    )
+    called: dict[str, dict[str, float]] = {}
+    unresolved: list[tuple[str, str, int]] = []
+    for row in rows or ():
+        test_file, target = row.get("file", ""), row.get("called", "")
+        count = int(row.get("calls") or 0)
+        calls = called.setdefault(test_file, defaultdict(float))
+        if target.startswith(_SYMBOL):
+            unresolved.append((test_file, target.rsplit(".", 1)[-1].removeprefix(_SYMBOL), count))
+        elif target != test_file:
+            calls[target] += count
+    defining = _defining_files(view, {name for _, name, _ in unresolved if len(name) > 2})
+    for test_file, name, count in unresolved:
+        for file_uri in defining.get(name, ()):
+            if file_uri != test_file:
+                called[test_file][file_uri] += count / len(defining[name])
     return called
 
 
-def _is_test_name(uri: str) -> bool:
-    """``…#FooTests.test_bar`` or ``…#test_bar``: what pytest and unittest collect."""
-    return uri.rsplit("#", 1)[-1].rsplit(".", 1)[-1].startswith("test")
+def _defining_files(view: GraphView, names: set[str]) -> dict[str, list[str]]:
+    """Name -> the files defining it, for the names at most two files define: what an
+    unresolved ``pkg.Name`` (a package's re-export) most likely is."""
+    if not names:
+        return {}
+    values = " ".join(literal(n) for n in sorted(names))
+    rows = view.select(
+        f"SELECT ?name (MIN(?f) AS ?first) (MAX(?f) AS ?last) WHERE {{ VALUES ?name {{ {values} }} "
+        f"?node <{NAME}> ?name . BIND(STR(?node) AS ?t) "
+        'BIND(IF(CONTAINS(?t, "#"), STRBEFORE(?t, "#"), ?t) AS ?f) } '
+        f"GROUP BY ?name HAVING (COUNT(DISTINCT ?f) <= {_MAX_DEFINING_FILES})"
+    )
+    return {
+        row["name"]: sorted({row["first"], row["last"]})
+        for row in rows or ()
+        if row.get("name") and row.get("first") and row.get("last")
+    }
