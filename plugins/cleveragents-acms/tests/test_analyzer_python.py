@@ -347,6 +347,18 @@ def test_tests_are_linked_to_the_callables_they_call(tmp_path: Path) -> None:
         class TestParser:
             def test_feed(self):
                 Parser().feed(b"")
+
+        class ParserTests(unittest.TestCase):  # unittest collects TestCase subclasses
+            def test_reset(self):
+                Parser().reset()
+
+        class FeedingTests(ParserTestBase):
+            def test_feed_twice(self):
+                parse(b"xx")
+
+        class Factory:  # a helper class: its test-named method is not collected
+            def test_data(self):
+                return parse(b"")
         """
     )
     result = analyze(tmp_path / "tests" / "test_parser.py", "tests/test_parser.py", source)
@@ -358,6 +370,11 @@ def test_tests_are_linked_to_the_callables_they_call(tmp_path: Path) -> None:
     assert ("uko-code:testsCallable", "symbol:mypkg.parser.Parser") in nodes[
         "TestParser.test_feed"
     ].edges
+    assert ("uko-code:testsCallable", "symbol:mypkg.parser.Parser") in nodes[
+        "ParserTests.test_reset"
+    ].edges
+    assert nodes["FeedingTests.test_feed_twice"].uko_type == "uko-py:TestFunction"
+    assert nodes["Factory.test_data"].uko_type == "uko-py:Method"
     assert nodes["helper"].uko_type == "uko-py:Function"
     same_name_elsewhere = analyze(tmp_path / "src" / "tools.py", "src/tools.py", source)
     assert all(n.uko_type != "uko-py:TestFunction" for n in same_name_elsewhere.nodes)

@@ -8,8 +8,10 @@ for signatures and renderings is sliced from the file's lines rather than
 rebuilt with :func:`ast.unparse`, which is several times slower.
 
 Node types (``uko-py`` ontology): Module/Package, Class/Protocol/Enum,
-Function/AsyncFunction, Method/Property, TestFunction (linked to what it
-calls by ``uko-code:testsCallable``), Attribute (class level and ``self.x``),
+Function/AsyncFunction, Method/Property, TestFunction (a ``test*`` function of
+a test file, or a ``test*`` method of a class pytest or unittest collects there:
+``TestThing``, ``ThingTests(TestCase)``; linked to what it calls by
+``uko-code:testsCallable``), Attribute (class level and ``self.x``),
 Variable (module level), Import. Names used but defined elsewhere are edge
 targets ``symbol:pkg.mod.name``; ``properties["fqname"]`` is each node's own
 dotted name, for the indexer to resolve them.
@@ -163,6 +165,8 @@ class _ModuleBuilder:
         self.imports: dict[str, str] = {}
         self.top: dict[str, UKONode] = {}
         self.classes: dict[str, _Scope] = {}
+        #: classes of a test file whose ``test*`` methods a runner collects
+        self.test_classes: set[str] = set()
         self.pending: list[_Pending] = []
         self.references: list[_Reference] = []
         self.module_deps: list[tuple[str, str]] = []
@@ -446,6 +450,8 @@ class _ModuleBuilder:
         )
         is_enum = any(b and b.rsplit(".", 1)[-1] in _ENUM_BASES for b in base_names)
         uko_type = T_PROTOCOL if is_interface else T_ENUM if is_enum else T_CLASS
+        if self.is_test_file and _is_test_class(cls.name, base_names):
+            self.test_classes.add(qualname)
         properties = {"kind": "class", "signature": signature, "fqname": self.fqname(qualname)}
         if doc:
             properties["docstring"] = doc
@@ -580,7 +586,7 @@ class _ModuleBuilder:
         is_test = (
             fn.name.startswith("test")
             and self.is_test_file
-            and (class_qual is None or class_qual.rsplit(".", 1)[-1].startswith("Test"))
+            and (class_qual is None or class_qual in self.test_classes)
         )
         is_async = type(fn) is ast.AsyncFunctionDef
         if is_test:
@@ -802,6 +808,12 @@ class _ModuleBuilder:
                 edges.extend((TESTS_CALLABLE, t) for t in targets)
             edges.extend((DEPENDS_ON, f"symbol:{t}") for t in pending.local_imports.values())
             pending.node.edges = dedupe(edges)
+
+
+def _is_test_class(name: str, bases: list[str | None]) -> bool:
+    """A class whose ``test*`` methods pytest (``TestThing``) or unittest (a ``TestCase``
+    subclass: ``ThingTests(SimpleTestCase)``, ``ThingTests(ThingTestBase)``) collects."""
+    return "Test" in name or any(b and "Test" in b.rsplit(".", 1)[-1] for b in bases)
 
 
 class PythonAnalyzer:
