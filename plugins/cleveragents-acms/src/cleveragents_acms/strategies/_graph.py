@@ -59,7 +59,7 @@ _SAFE_IRI = re.compile(r'^[^\s<>"{}|^`\\]+$')
 _BATCH = 200
 _NODE_BASE = "https://cleveragents.ai/r/"
 #: The scheme of a target the indexer could not resolve.
-_SYMBOL = "symbol:"
+SYMBOL = "symbol:"
 
 
 def iri(uri: str) -> str | None:
@@ -130,7 +130,7 @@ class GraphView:
             links = [(p, o, True) for p, o in self._out.get(uri, ()) if p in wanted]
             if incoming:
                 links.extend((p, s, False) for p, s in self._in.get(uri, ()) if p in wanted)
-            out[uri] = [link for link in links if not link[1].startswith(_SYMBOL)]
+            out[uri] = [link for link in links if not link[1].startswith(SYMBOL)]
         return out
 
     def _load(self, uris: Sequence[str], *, outgoing: bool) -> None:

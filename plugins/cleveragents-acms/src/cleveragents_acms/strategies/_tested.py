@@ -18,7 +18,16 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.strategies._graph import CONTAINS, DEPENDS_ON, NAME, iri, literal, path_of
+from cleveragents_acms.strategies._file_text import CANDIDATES
+from cleveragents_acms.strategies._graph import (
+    CONTAINS,
+    DEPENDS_ON,
+    NAME,
+    SYMBOL,
+    iri,
+    literal,
+    path_of,
+)
 from cleveragents_acms.strategies._support import is_test_path
 
 if TYPE_CHECKING:
@@ -26,13 +35,12 @@ if TYPE_CHECKING:
 
 __all__ = ["tested_code"]
 
-#: How many of the likeliest files may vote (as many as are read whole).
-VOTERS = 30
+#: How many of the likeliest files may vote: as many as are read whole.
+VOTERS = CANDIDATES
 #: A test file votes when at least this share of its calls go to one code file.
 FOCUS = 0.3
 #: An unresolved name defined in more files than this says nothing about which one.
 _MAX_DEFINING_FILES = 2
-_SYMBOL = "symbol:"
 #: The file (or unresolved symbol) a call's target is in: a node URI up to its ``#``.
 _FILE_OF_TARGET = (
     'BIND(STR(?target) AS ?t) BIND(IF(STRSTARTS(?t, "symbol:") || !CONTAINS(?t, "#"), ?t, '
@@ -76,8 +84,8 @@ def _called_files(view: GraphView, test_files: list[str]) -> dict[str, dict[str,
         test_file, target = row.get("file", ""), row.get("called", "")
         count = int(row.get("calls") or 0)
         calls = called.setdefault(test_file, defaultdict(float))
-        if target.startswith(_SYMBOL):
-            unresolved.append((test_file, target.rsplit(".", 1)[-1].removeprefix(_SYMBOL), count))
+        if target.startswith(SYMBOL):
+            unresolved.append((test_file, target.rsplit(".", 1)[-1].removeprefix(SYMBOL), count))
         elif target != test_file:
             calls[target] += count
     defining = _defining_files(view, {name for _, name, _ in unresolved if len(name) > 2})
