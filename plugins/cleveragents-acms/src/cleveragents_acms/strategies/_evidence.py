@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -235,8 +235,7 @@ class Evidence:
             "tested": normalise(self.tested),
         }
         files: set[str] = set().union(*kinds.values())
-        code = sum(1 for f in files if _is_code(path_of(f)))
-        prose_asked = bool(files) and code < _CODE_MINORITY * len(files)
+        prose_asked = _prose_asked(files)
 
         def prior(file_uri: str) -> float:
             return self._prior(file_uri, prose_asked=prose_asked)
@@ -249,12 +248,10 @@ class Evidence:
             scores = {f: base[f] + prior(f) * text.get(f, 0.0) for f in base}
         return scores
 
-    def code_files(self) -> dict[str, bool]:
+    def code_files(self, files: Collection[str]) -> dict[str, bool]:
         """Candidate file URI -> whether it is code a change is made in: not a test (even
         when the question is about tests) nor prose (unless the question is about it)."""
-        files = self.file_scores()
-        code = sum(1 for f in files if _is_code(path_of(f)))
-        prose_asked = bool(files) and code < _CODE_MINORITY * len(files)
+        prose_asked = _prose_asked(files)
         return {
             f: not is_test_path(path_of(f)) and self._prior(f, prose_asked=prose_asked) == 1.0
             for f in files
@@ -301,6 +298,13 @@ class Evidence:
 
 
 _EXAMPLE_FOLDERS = frozenset({"doc", "docs", "example", "examples", "demo", "demos", "tutorials"})
+
+
+def _prose_asked(files: Collection[str]) -> bool:
+    """Whether the candidates are nearly all prose: a documentation project, where the
+    prose is what a question is about."""
+    code = sum(1 for f in files if _is_code(path_of(f)))
+    return bool(files) and code < _CODE_MINORITY * len(files)
 
 
 def _is_code(path: str) -> bool:

@@ -43,7 +43,7 @@ FOCUS = 0.3
 _MAX_DEFINING_FILES = 2
 #: The file (or unresolved symbol) a call's target is in: a node URI up to its ``#``.
 _FILE_OF_TARGET = (
-    'BIND(STR(?target) AS ?t) BIND(IF(STRSTARTS(?t, "symbol:") || !CONTAINS(?t, "#"), ?t, '
+    f'BIND(STR(?target) AS ?t) BIND(IF(STRSTARTS(?t, "{SYMBOL}") || !CONTAINS(?t, "#"), ?t, '
     'STRBEFORE(?t, "#")) AS ?called)'
 )
 

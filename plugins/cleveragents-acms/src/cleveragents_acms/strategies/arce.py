@@ -172,9 +172,8 @@ class ArceStrategy:
         evidence = Evidence(analysis)
         self._retrieve(request, backends, view, evidence)
         if evidence.fused and backends.nodes is not None and view is not None:
-            evidence.tested = tested_code(
-                view, evidence.file_scores(), is_code=evidence.code_files()
-            )
+            files = evidence.file_scores()
+            evidence.tested = tested_code(view, files, is_code=evidence.code_files(files))
             read_likeliest(backends, evidence)
         if services is not None:
             services.memo[key] = (request, backends, evidence)
