@@ -143,7 +143,7 @@ def test_refresh_analyses_only_changed_files(service: RepoIndexingService, corpu
 def test_nodes_let_go_of_their_renderings_keep_their_fingerprints(
     service: RepoIndexingService, corpus: Path
 ) -> None:
-    """Pooled runs take each node's fingerprint hash as the file arrives and let its deep
+    """Pooled runs take each node's fingerprint hash in the analysis workers and let its deep
     renderings go: the fingerprints equal those of whole nodes (a serial run's), so a
     forced pooled run over the same files revises nothing, and full sources are kept."""
     serial = RepoIndexingService(service.database, service.registry, service.config, workers=1)

@@ -61,3 +61,52 @@ def test_renderings_round_trip_and_rows_of_the_older_zlib_format_still_read(
         stored = store.get(node.uri)
         assert stored is not None and stored.node.renderings == node.renderings
     store.close()
+
+
+def test_a_bulk_insert_into_an_empty_store_builds_its_indexes_after_the_rows(
+    tmp_path: Path,
+) -> None:
+    """A cold index inserts every node at once into an empty table: the lookups' indexes
+    are dropped and built again after the rows, in the same transaction, so they are
+    there once it commits and gone with it if it rolls back."""
+    store = NodeStore(tmp_path / "nodes.db")
+    indexes = "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'nodes_current%'"
+    before = sorted(row[0] for row in store._db.execute(indexes))
+    nodes = [_node(f"pkg/module_{i}.py", f"function_{i % 700}") for i in range(12_000)]
+
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    store.begin()
+    store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
+    store.commit()
+    store._db.set_trace_callback(None)
+
+    assert any(s.startswith("DROP INDEX") for s in statements)
+    assert sorted(row[0] for row in store._db.execute(indexes)) == before
+    assert len(store.nodes_named([RESOURCE], ["function_3"])) == 18  # 12,000 / 700, rounded up
+
+    # Not empty any more: the next big batch goes row by row, the indexes untouched.
+    statements.clear()
+    store._db.set_trace_callback(statements.append)
+    store.begin()
+    more = [_node(f"pkg/extra_{i}.py", "function_3") for i in range(12_000)]
+    store.insert([(n, "fp", None) for n in more], valid_from="2026-01-01T00:00:00Z")
+    store.rollback()
+    store._db.set_trace_callback(None)
+    assert not any(s.startswith("DROP INDEX") for s in statements)
+    assert len(store.nodes_named([RESOURCE], ["function_3"])) == 18
+    store.close()
+
+
+def test_a_rolled_back_bulk_insert_leaves_the_indexes(tmp_path: Path) -> None:
+    store = NodeStore(tmp_path / "nodes.db")
+    store.begin()
+    nodes = [_node(f"pkg/module_{i}.py", "f") for i in range(10_000)]
+    store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
+    store.rollback()
+    rows = store._db.execute("SELECT count(*) FROM nodes").fetchone()[0]
+    indexes = store._db.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'nodes_current%'"
+    ).fetchone()[0]
+    assert (rows, indexes) == (0, 3)
+    store.close()

@@ -142,11 +142,10 @@ class FileAnalysis:
     vectors: NodeVectors | None = None
     #: ... and the name of that embedder.
     vectors_from: str | None = None
-    #: Node URI -> node-store blobs, when computed in a worker.
-    store_blobs: dict[str, tuple[bytes, str]] = field(default_factory=dict)
-    #: Per node, in order: its fingerprint's hash of all but the edges, when the indexer
-    #: took it to let the deep renderings go (see ``store.content_digest``).
-    content_digests: list[Any] | None = None
+    #: Node URI -> what the node store keeps of it (``store.node_blobs``: the renderings
+    #: compressed, the properties, the fingerprint's hash of all but the edges), when
+    #: computed in a worker.
+    store_blobs: dict[str, tuple[bytes, str, bytes]] = field(default_factory=dict)
 
 
 _ANALYZERS: list[Any] = []

@@ -47,7 +47,6 @@ from cleveragents_acms.indexing.resolve import resolve_edges, wanted_modules, wa
 from cleveragents_acms.indexing.store import (
     STORES_WITH_GAPS,
     NodeStore,
-    content_digest,
     node_fingerprint,
 )
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
@@ -75,10 +74,10 @@ def _now() -> datetime:
 
 def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
     """Let a file's outlines and full sources go once its text is indexed, when the worker
-    left nothing that needs them: its node-store blobs and vectors are made, and the
-    fingerprint's hash of them is taken now. A cold run holds every file's nodes until
-    names are resolved: on the 10k-file benchmark this process held 1.84 GB after the
-    analysis, 1.58 GB now.
+    left nothing that needs them: its node-store blobs (with the fingerprint's hash of the
+    renderings) and vectors are made. A cold run holds every file's nodes until names are
+    resolved: on the 10k-file benchmark this process held 1.84 GB after the analysis,
+    1.58 GB now.
     """
     nodes = outcome.result.nodes
     blobs = outcome.store_blobs
@@ -89,7 +88,6 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
         outcome.vectors is None or outcome.vectors_from != vectors.embedder_name
     ):
         return  # the vectors are made from the renderings later
-    outcome.content_digests = [content_digest(n, blobs[n.uri][1]) for n in nodes]
     for node in nodes:  # what is left serves the vector entries' signatures
         node.renderings = {d: r for d, r in node.renderings.items() if d <= DEPTH_SIGNATURES}
 
@@ -526,10 +524,11 @@ class RepoIndexingService:
         try:
             paths = [a.relative for a in changed] + list(removed)
             new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
+            # The fingerprints' hashes of the renderings, where the workers took them.
             contents = [
-                content
+                a.store_blobs[n.uri][2] if n.uri in a.store_blobs else None
                 for a in changed
-                for content in (a.content_digests or [None] * len(a.result.nodes))
+                for n in a.result.nodes
             ]
             for a in changed:
                 run.errors.extend((a.relative, e) for e in a.result.errors)

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -59,10 +59,17 @@ CREATE TABLE IF NOT EXISTS nodes (
     edges TEXT NOT NULL,
     PRIMARY KEY (uri, valid_from)
 );
-CREATE INDEX IF NOT EXISTS nodes_current_uri ON nodes(uri) WHERE is_current = 1;
-CREATE INDEX IF NOT EXISTS nodes_current_path ON nodes(resource_id, path) WHERE is_current = 1;
-CREATE INDEX IF NOT EXISTS nodes_current_name ON nodes(name) WHERE is_current = 1;
 """
+#: The lookups of current nodes, by name.
+_INDEXES = {
+    "nodes_current_uri": "nodes(uri) WHERE is_current = 1",
+    "nodes_current_path": "nodes(resource_id, path) WHERE is_current = 1",
+    "nodes_current_name": "nodes(name) WHERE is_current = 1",
+}
+_CREATE_INDEXES = [f"CREATE INDEX IF NOT EXISTS {n} ON {on}" for n, on in _INDEXES.items()]
+#: Rows inserted into an empty table from which its indexes are built after the rows
+#: rather than row by row (a fifth less CPU for the 262k rows of the 10k-file benchmark).
+_BULK_ROWS = 10_000
 
 #: Optional stores whose gaps are tracked (``index.<store>.backend = "none"``).
 STORES_WITH_GAPS = ("graph", "vector")
@@ -81,37 +88,43 @@ _COLUMNS = (
 )
 
 
-def content_digest(node: UKONode, properties: str | None = None) -> Any:
+def content_digest(node: UKONode, encoded: tuple[bytes, str] | None = None) -> bytes:
     """The fingerprint's hash of all a node says but its edges (which name resolution may
-    still rewrite): taken early, it lets the renderings go before the edges are known.
+    still rewrite): taken where the node is encoded, it lets the renderings go before the
+    edges are known.
 
-    ``properties`` is the node's properties as :func:`node_blobs` encoded them, if it did.
-    They count: a newer analyzer may find more in the same lines (``index --force``).
+    ``encoded`` is the node's renderings and properties as :func:`node_blobs` encodes them
+    (JSON), if already at hand. The properties count: a newer analyzer may find more in the
+    same lines (``index --force``).
     """
+    renderings, properties = encoded or _encoded(node)
     digest = hashlib.blake2b(digest_size=16)
     for part in (
         node.uko_type,
         node.name,
         node.parent or "",
         str(node.end_line - node.start_line),
-        json.dumps(node.properties) if properties is None else properties,
+        properties,
     ):
         digest.update(part.encode())
         digest.update(b"\0")
-    for depth in sorted(node.renderings):
-        digest.update(f"{depth}:".encode())
-        digest.update(node.renderings[depth].encode())
-    return digest
+    digest.update(renderings)
+    return digest.digest()
 
 
-def node_fingerprint(node: UKONode, content: Any = None) -> str:
+def node_fingerprint(node: UKONode, content: bytes | None = None) -> str:
     """Hash of what a node says: unchanged fingerprint means no new revision.
 
-    ``content`` is the node's :func:`content_digest`, if taken before (left unchanged).
+    ``content`` is the node's :func:`content_digest`, if taken before.
     """
-    digest = content.copy() if content is not None else content_digest(node)
+    digest = hashlib.blake2b(content or content_digest(node), digest_size=16)
     digest.update(json.dumps(sorted(node.edges)).encode())
     return digest.hexdigest()
+
+
+def _encoded(node: UKONode) -> tuple[bytes, str]:
+    """A node's renderings (JSON, UTF-8, by ascending depth) and properties (JSON)."""
+    return json.dumps(node.renderings, sort_keys=True).encode(), json.dumps(node.properties)
 
 
 #: Zstandard level 1 compresses renderings as small as zlib's level 1 in a third of the
@@ -138,10 +151,12 @@ def _decompress(blob: bytes) -> bytes:
     return decompressor.decompress(blob)
 
 
-def node_blobs(node: UKONode) -> tuple[bytes, str]:
-    """The stored renderings (compressed JSON) and properties (JSON) of a node: pure, so
-    the indexer computes them in its analysis workers."""
-    return _compress(json.dumps(node.renderings).encode()), json.dumps(node.properties)
+def node_blobs(node: UKONode) -> tuple[bytes, str, bytes]:
+    """What the node store keeps of a node: its renderings (compressed JSON) and properties
+    (JSON), and its :func:`content_digest`. Pure, so the indexer computes them in its
+    analysis workers, where the renderings are encoded once for both."""
+    encoded = _encoded(node)
+    return _compress(encoded[0]), encoded[1], content_digest(node, encoded)
 
 
 @dataclass(frozen=True)
@@ -211,7 +226,7 @@ class NodeStore:
         if version == 0:
             # Only a new store is written to here: a reader opening a store that an
             # indexer is writing must not queue behind its transaction.
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(_SCHEMA + ";".join(_CREATE_INDEXES))
             self._db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -234,13 +249,17 @@ class NodeStore:
         nodes: Iterable[tuple[UKONode, str, str | None]],
         *,
         valid_from: str,
-        blobs: Mapping[str, tuple[bytes, str]] | None = None,
+        blobs: Mapping[str, tuple[bytes, str, bytes]] | None = None,
     ) -> int:
         """Insert current versions: ``(node, fingerprint, revision_of_valid_from)``.
 
         ``blobs`` holds :func:`node_blobs` already computed, by node URI.
         """
         ready = blobs or {}
+        bulk = isinstance(nodes, Sized) and len(nodes) >= _BULK_ROWS and self._is_empty()
+        if bulk:  # in the caller's transaction, as is their rebuilding
+            for name in _INDEXES:
+                self._db.execute(f"DROP INDEX IF EXISTS {name}")
         rows = (
             (
                 n.uri,
@@ -258,7 +277,7 @@ class NodeStore:
                 n.qualname,
                 n.parent,
                 n.language,
-                *(ready.get(n.uri) or node_blobs(n)),
+                *(ready.get(n.uri) or node_blobs(n))[:2],
                 json.dumps(n.edges),
             )
             for n, fp, rev in nodes
@@ -266,7 +285,13 @@ class NodeStore:
         cursor = self._db.executemany(
             f"INSERT OR REPLACE INTO nodes ({_COLUMNS}) VALUES ({','.join('?' * 18)})", rows
         )
+        if bulk:
+            for statement in _CREATE_INDEXES:
+                self._db.execute(statement)
         return cursor.rowcount
+
+    def _is_empty(self) -> bool:
+        return self._db.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None
 
     def retire(self, uris: Sequence[str], *, valid_until: str) -> int:
         """Mark the current versions of ``uris`` as no longer current."""
