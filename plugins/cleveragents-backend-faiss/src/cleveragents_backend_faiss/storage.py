@@ -380,6 +380,10 @@ def read_entries(path: Path) -> dict[int, Entry]:
     return entries
 
 
+#: One encoder for every entry: ``json.dumps`` with an option builds a new one per call.
+_UNESCAPED = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _entry_line(vector_id: int, entry: Entry) -> bytes:
     row = {
         "id": vector_id,
@@ -388,7 +392,7 @@ def _entry_line(vector_id: int, entry: Entry) -> bytes:
         "content": entry.content,
         "metadata": entry.metadata,
     }
-    return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    return (_UNESCAPED(row) + "\n").encode("utf-8")
 
 
 def write_entries(path: Path, entries: Mapping[int, Entry]) -> dict[int, int]:

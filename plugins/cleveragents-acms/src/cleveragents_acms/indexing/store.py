@@ -122,9 +122,13 @@ def node_fingerprint(node: UKONode, content: bytes | None = None) -> str:
     return digest.hexdigest()
 
 
+#: One encoder for every node: ``json.dumps`` with an option builds a new one per call.
+_BY_DEPTH = json.JSONEncoder(sort_keys=True).encode
+
+
 def _encoded(node: UKONode) -> tuple[bytes, str]:
     """A node's renderings (JSON, UTF-8, by ascending depth) and properties (JSON)."""
-    return json.dumps(node.renderings, sort_keys=True).encode(), json.dumps(node.properties)
+    return _BY_DEPTH(node.renderings).encode(), json.dumps(node.properties)
 
 
 #: Zstandard level 1 compresses renderings as small as zlib's level 1 in a third of the
