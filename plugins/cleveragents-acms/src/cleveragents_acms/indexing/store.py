@@ -118,7 +118,8 @@ def node_fingerprint(node: UKONode, content: bytes | None = None) -> str:
     ``content`` is the node's :func:`content_digest`, if taken before.
     """
     digest = hashlib.blake2b(content or content_digest(node), digest_size=16)
-    digest.update(json.dumps(sorted(node.edges)).encode())
+    for predicate, target in sorted(node.edges):
+        digest.update(f"{predicate}\0{target}\0".encode())
     return digest.hexdigest()
 
 
