@@ -466,6 +466,16 @@ def test_packages_are_found_on_disk(tmp_path: Path) -> None:
     module = tmp_path / "proj" / "app" / "sub" / "views.py"
     module.write_text("x = 1\n")
     assert module_name_for(module, "proj/app/sub/views.py") == "app.sub.views"
+    # A nested package's __init__ is named from the top package too, so its relative
+    # imports name the right modules; also when the top package is the resource's root
+    # folder (the resource is proj/), as Django's django/db/models/__init__.py.
+    nested = tmp_path / "proj" / "app" / "sub" / "__init__.py"
+    nested.write_text("from .views import x\nfrom .. import helpers\n")
+    assert module_name_for(nested, "proj/app/sub/__init__.py") == "app.sub"
+    assert module_name_for(nested, "app/sub/__init__.py") == "app.sub"
+    imports = analyze(nested, "app/sub/__init__.py", nested.read_text())
+    targets = {target for node in imports.nodes for _, target in node.edges}
+    assert {"symbol:app.sub.views.x", "symbol:app.helpers"} <= targets
     package = analyze(tmp_path / "proj" / "app" / "__init__.py", "proj/app/__init__.py", "")
     assert package.nodes[0].uko_type == "uko-py:Package"
     assert package.nodes[0].name == "app"

@@ -72,7 +72,9 @@ def module_name_for(path: Path | None, relative_path: str) -> str:
     elif path is not None and os.path.isfile(path):
         directory = os.path.dirname(os.path.abspath(path))
         packages: list[str] = []
-        while _is_package_dir(directory) and len(packages) < len(parts) - 1:
+        # A package's ``__init__`` is named by its folders alone (``parts`` has no stem).
+        folders = len(parts) - (1 if stem != "__init__" else 0)
+        while _is_package_dir(directory) and len(packages) < folders:
             packages.append(os.path.basename(directory))
             directory = os.path.dirname(directory)
         keep = len(packages) + (1 if stem != "__init__" else 0)
