@@ -164,6 +164,13 @@ def node_blobs(node: UKONode) -> tuple[bytes, str, bytes]:
     return _compress(encoded[0]), encoded[1], content_digest(node, encoded)
 
 
+def _columns(node: UKONode) -> tuple[bytes, str]:
+    """The renderings and properties columns of a node whose blobs no worker made (its
+    fingerprint took its own hash: no digest is needed here)."""
+    renderings, properties = _encoded(node)
+    return _compress(renderings), properties
+
+
 @dataclass(frozen=True)
 class StoredNode:
     """One stored node version, with its lines and renderings."""
@@ -282,7 +289,7 @@ class NodeStore:
                 n.qualname,
                 n.parent,
                 n.language,
-                *(ready.get(n.uri) or node_blobs(n))[:2],
+                *(ready[n.uri][:2] if n.uri in ready else _columns(n)),
                 json.dumps(n.edges),
             )
             for n, fp, rev in nodes
