@@ -306,26 +306,97 @@ def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:
 
 
 def _search(home: Path, query: str, project: str = "shop") -> list[str]:
-    """Search the project's text index from a separate process, as another reader would."""
-    code = (
-        "import sys, json\n"
-        "from cleveragents.config import load_config\n"
-        "from cleveragents.plugins import PluginHost\n"
-        "from cleveragents_acms.indexing.project_index import ProjectIndex\n"
-        "host = PluginHost.load()\n"
-        "index = ProjectIndex.open(sys.argv[2], host.registry, load_config(), create=False)\n"
-        "hits = index.text.search(sys.argv[1], scope=frozenset(sys.argv[3:]), max_results=5)\n"
-        "print(json.dumps([h.uko_uri for h in hits]))\n"
-    )
-    status = json.loads(_run(home, "index", "status", "--json").stdout)
-    done = subprocess.run(
-        [sys.executable, "-c", code, query, project, status[0]["resource_id"]],
+    """The URIs `index search` finds, as a user in another terminal would run it."""
+    done = _run(home, "index", "search", query, "--project", project, "--json", check=False)
+    return [r["uri"] for r in json.loads(done.stdout)["results"]] if done.returncode == 0 else []
+
+
+def test_search_finds_code_by_any_spelling_of_its_name(tmp_path: Path, repo: Path) -> None:
+    """`index search` ranks the node a query names first, whatever the identifier's
+    spelling, and a table names its file and lines."""
+    home = tmp_path / "home"
+    _run(home, "index", str(repo), "--project", "shop")
+    for query in ("add_item", "addItem", "add item"):
+        found = json.loads(
+            _run(home, "index", "search", query, "--project", "shop", "--json").stdout
+        )
+        best = found["results"][0]
+        assert (best["path"], best["name"], best["lines"]) == (
+            "shop/cart.py",
+            "Cart.add_item",
+            "7-8",
+        )
+        assert best["snippet"].startswith("def add_item(self, sku: str")
+    table = _run(home, "index", "search", "cart", "--project", "shop", "--limit", "2").stdout
+    lines = table.splitlines()
+    assert lines[0].split() == ["SCORE", "LOCATION", "TYPE", "NAME"] and len(lines) == 3
+    assert "shop/cart.py:4-8" in table
+    nothing = _run(home, "index", "search", "zzyzx", "--project", "shop").stdout
+    assert nothing.strip() == "Nothing in project shop matches 'zzyzx'."
+    empty = _run(home, "index", "search", " ", "--project", "shop", check=False)
+    assert empty.returncode != 0
+    assert empty.stderr.strip() == "Error [422] VALIDATION_FAILED: give words to search for"
+
+
+def test_search_and_sparql_see_only_their_project(tmp_path: Path, repo: Path) -> None:
+    """Two projects' indexes answer only for their own resources."""
+    home = tmp_path / "home"
+    other = tmp_path / "depot"
+    other.mkdir()
+    (other / "stock.py").write_text("def add_item_to_stock(sku):\n    return sku\n")
+    _run(home, "index", str(repo), "--project", "shop")
+    _run(home, "index", str(other), "--project", "depot")
+    in_shop = [u.rsplit("/", 1)[1] for u in _search(home, "add item")]
+    assert in_shop[0] == "cart.py#Cart.add_item"
+    assert not any(u.startswith("stock.py") for u in in_shop)
+    in_depot = [u.rsplit("/", 1)[1] for u in _search(home, "add item", "depot")]
+    assert in_depot == ["stock.py#add_item_to_stock", "stock.py"]
+    names = "SELECT ?name WHERE { ?f a uko-py:Function ; uko:name ?name }"
+    for project, expected in (("shop", []), ("depot", [{"name": "add_item_to_stock"}])):
+        rows = json.loads(
+            _run(home, "index", "sparql", names, "--project", project, "--json").stdout
+        )
+        assert rows == {"variables": ["name"], "rows": expected}
+
+
+def test_sparql_answers_each_query_form(tmp_path: Path, repo: Path) -> None:
+    """SELECT prints a table, ASK true or false, CONSTRUCT its triples; `-` reads the
+    query from stdin; --history also matches retired versions; a bad query is one line."""
+    home = tmp_path / "home"
+    _run(home, "index", str(repo), "--project", "shop")
+    select = "SELECT ?m ?name WHERE { ?m a uko-py:Method ; uko:name ?name }"
+    table = _run(home, "index", "sparql", select, "--project", "shop").stdout.splitlines()
+    assert table[0].split() == ["M", "NAME"]
+    assert table[1].endswith("add_item") and "shop/cart.py#Cart.add_item" in table[1]
+    ask = _run(home, "index", "sparql", "ASK { ?c a uko-py:Class ; uko:name 'Cart' }",
+               "--project", "shop").stdout  # fmt: skip
+    assert ask.strip() == "true"
+    construct = "CONSTRUCT { ?c uko:contains ?m } WHERE { ?c a uko-py:Class ; uko:contains ?m }"
+    triples = json.loads(
+        _run(home, "index", "sparql", construct, "--project", "shop", "--json").stdout
+    )["triples"]
+    assert [(s.rsplit("#", 1)[1], o.rsplit("#", 1)[1]) for s, _, o in triples] == [
+        ("Cart", "Cart.add_item")
+    ]
+    from_stdin = subprocess.run(
+        [CLI, "index", "sparql", "-", "--project", "shop", "--json"],
+        input="ASK { ?m uko:name 'add_item' }",
         env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
-    return json.loads(done.stdout) if done.returncode == 0 else []
+    assert json.loads(from_stdin.stdout) == {"boolean": True}
+    cart = repo / "shop" / "cart.py"
+    cart.write_text(cart.read_text().replace("add_item", "put_item"))
+    _run(home, "index", str(repo), "--project", "shop")
+    gone = "ASK { ?m uko:name 'add_item' }"
+    assert _run(home, "index", "sparql", gone, "--project", "shop").stdout.strip() == "false"
+    kept = _run(home, "index", "sparql", gone, "--project", "shop", "--history").stdout
+    assert kept.strip() == "true"
+    bad = _run(home, "index", "sparql", "SELEC ?x", "--project", "shop", check=False)
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.stderr.startswith("Error [422] VALIDATION_FAILED: invalid SPARQL query")
 
 
 def test_watch_makes_a_saved_file_searchable(tmp_path: Path, repo: Path) -> None:

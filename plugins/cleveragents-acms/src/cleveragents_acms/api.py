@@ -24,6 +24,7 @@ tokens, preamble included.
 ``open_context(home=None) -> ContextService`` gives the service behind it,
 for repeated assemblies (it re-assembles only when the budget moved by more
 than ``context.budget.refresh-threshold``), ``expand(uri, project=…)``,
+``search(query, project=…)`` (the text index), ``sparql(query, project=…)`` (the graph),
 policies (``service.policies``), tiers (``service.tiers``) and the history
 (``service.history``). ``home`` sets ``$CLEVERAGENTS_HOME`` for the process.
 

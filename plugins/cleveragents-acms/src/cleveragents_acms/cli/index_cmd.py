@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ def index() -> None:
     Indexing is incremental: only files whose content changed are analysed
     again (every file after the analyzers changed, or with --force). --watch
     keeps the index fresh as files are saved. `cleveragents index PATH --help`
-    describes the options. Subcommands: status.
+    describes the options. Subcommands: status, search (the text index), sparql
+    (the knowledge graph).
     """
 
 
@@ -238,6 +240,105 @@ def status(app: App, project: str | None, as_json: bool) -> None:
 
 
 _BEHIND = "behind: run `cleveragents index`"
+
+_PROJECT_HELP = "Project (default: the one holding the cwd, or the only one)."
+
+
+def _query_text(query: str) -> str:
+    """QUERY as given, or standard input for ``-``."""
+    return sys.stdin.read() if query == "-" else query
+
+
+@index.command("search")
+@click.argument("query")
+@click.option("--project", "project", default=None, help=_PROJECT_HELP)
+@click.option("--limit", default=20, show_default=True, help="Results at most.")
+@click.option(
+    "--phase",
+    type=click.Choice(["default", "strategize", "execute", "apply"]),
+    default="default",
+    show_default=True,
+    help="Whose context view limits the resources and paths searched.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@pass_app
+def search(
+    app: App, query: str, project: str | None, limit: int, phase: str, as_json: bool
+) -> None:
+    """Search the project's text index for QUERY, best match first.
+
+    The search strategies' own index: BM25 over names, qualified names, signatures,
+    paths, docstrings and bodies, identifier-aware (`parseHttpRequest`,
+    `parse_http_request` and `http request` find each other). QUERY `-` reads it from
+    standard input.
+    """
+    from cleveragents_acms.cli._context_common import resolve_project, service_for
+
+    name = resolve_project(app, project)
+    results = service_for(app).search(_query_text(query), project=name, limit=limit, phase=phase)
+    rows = [
+        {
+            "score": round(r.score, 3),
+            "path": r.metadata.get("path", ""),
+            "lines": f"{r.metadata.get('start_line', '?')}-{r.metadata.get('end_line', '?')}",
+            "type": r.metadata.get("uko_type", ""),
+            "name": r.metadata.get("qualname") or r.metadata.get("name", ""),
+            "uri": r.uko_uri,
+            "snippet": r.content,
+        }
+        for r in results
+    ]
+    if as_json:
+        emit_json({"project": name, "query": query, "results": rows})
+        return
+    emit_table(
+        [{**row, "location": f"{row['path']}:{row['lines']}"} for row in rows],
+        ["score", "location", "type", "name"],
+        empty=f"Nothing in project {name} matches {query!r}.",
+    )
+
+
+@index.command("sparql")
+@click.argument("query")
+@click.option("--project", "project", default=None, help=_PROJECT_HELP)
+@click.option(
+    "--history", is_flag=True, help="Also match retired versions of nodes (revision history)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@pass_app
+def sparql(app: App, query: str, project: str | None, history: bool, as_json: bool) -> None:
+    """Run a SPARQL query over the project's knowledge graph.
+
+    Only the project's resources are visible. The UKO prefixes (uko:, uko-code:,
+    uko-py: …, rdf:, rdfs:, xsd:, dcterms:) are predeclared. SELECT prints a table,
+    ASK true or false, CONSTRUCT and DESCRIBE their triples. QUERY `-` reads it from
+    standard input, e.g. `cleveragents index sparql - < query.rq`.
+    """
+    import json
+
+    from cleveragents_acms.cli._context_common import resolve_project, service_for
+
+    name = resolve_project(app, project)
+    result = service_for(app).sparql(_query_text(query), project=name, include_history=history)
+    form = result.metadata.get("form")
+    if form == "ask":
+        answer = result.metadata.get("boolean") == "true"
+        if as_json:
+            emit_json({"boolean": answer})
+        else:
+            click.echo(str(answer).lower())
+    elif form == "select":
+        variables = [v for v in result.metadata.get("variables", "").split(",") if v]
+        rows = json.loads(result.metadata.get("bindings", "[]"))
+        if as_json:
+            emit_json({"variables": variables, "rows": rows})
+        else:
+            emit_table(rows, variables, empty="No rows.")
+    elif as_json:
+        emit_json({"triples": [list(t) for t in result.triples]})
+    else:
+        for triple in result.triples:
+            click.echo(" ".join(triple))
 
 
 def _gaps(project: str, store: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from cleveragents.cli.context import App, pass_app
@@ -53,7 +55,7 @@ def rebuild(app: App, project: str, as_json: bool) -> None:
         with click.progressbar(
             length=sum(index.nodes.count(resource_id) for resource_id in ids),
             label=f"embedding project {project}",
-            file=click.get_text_stream("stderr"),
+            file=sys.stderr,
         ) as bar:
 
             def progress(done: int, _total: int) -> None:

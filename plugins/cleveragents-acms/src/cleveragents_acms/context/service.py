@@ -35,6 +35,7 @@ from cleveragents.models.context import (
 )
 from cleveragents.models.ids import new_ulid, utcnow
 from cleveragents.models.plans import Decision, Plan
+from cleveragents.protocols.backends import GraphResult, TextResult
 from cleveragents.registry import import_reference
 from cleveragents_acms.context.budget import (
     DEFAULT_BUDGET,
@@ -319,6 +320,46 @@ class ContextService:
                 details={"uri": uri, "project": project},
             )
         return fragment
+
+    def search(
+        self, query: str, *, project: str, limit: int = 20, phase: str = "default"
+    ) -> list[TextResult]:
+        """The project's text index searched for ``query`` (BM25, identifier-aware), best
+        first: what strategies see, so only resources and paths the phase's view allows."""
+        if not query or not query.strip():
+            raise ValidationError("give words to search for")
+        if limit < 1:
+            raise ValidationError(f"limit must be at least 1, got {limit}")
+        view = self.policies.get(project).resolve_view(phase)
+        scope = resolve_scope(self.database, self.registry, self.config, project, view)
+        readers = ProjectReaders(self.registry, self.config, project)
+        try:
+            if readers.text is None:
+                raise NotFoundError(
+                    "; ".join(readers.notes) or f"project '{project}' has no text index"
+                )
+            text = PathFilteredText(readers.text, view)
+            return text.search(query.strip(), scope=scope.resources, max_results=limit)
+        finally:
+            readers.close()
+
+    def sparql(self, query: str, *, project: str, include_history: bool = False) -> GraphResult:
+        """A SPARQL query over the project's knowledge graph, restricted to the resources
+        the default view allows (``include_history``: retired node versions too)."""
+        if not query or not query.strip():
+            raise ValidationError("give a SPARQL query")
+        view = self.policies.get(project).resolve_view("default")
+        scope = resolve_scope(self.database, self.registry, self.config, project, view)
+        readers = ProjectReaders(self.registry, self.config, project)
+        try:
+            if readers.graph is None:
+                raise NotFoundError(
+                    "; ".join(readers.notes) or f"project '{project}' has no knowledge graph"
+                )
+            history = {"include_history": True} if include_history else {}
+            return readers.graph.sparql_query(query, scope=scope.resources, **history)
+        finally:
+            readers.close()
 
     def tokenizer_name(self, model: str | None) -> str:
         return self._tokenizer(model)[0]
