@@ -107,6 +107,60 @@ def test_a_refresh_of_one_file_resolves_its_edges_as_the_cold_index_did(
     assert refreshed == cold
 
 
+def _current_edges(service: RepoIndexingService, project: str, resource: str) -> dict[str, Any]:
+    """Every current node's name and edges, with the resource's ULID taken out."""
+    index = ProjectIndex.open(project, service.registry, service.config, create=False)
+    try:
+        return {
+            n.uri.replace(resource, "R"): (
+                n.name,
+                sorted(t.replace(resource, "R") for _, t in n.edges),
+            )
+            for n in index.nodes.iter_current([resource])
+        }
+    finally:
+        index.close()
+
+
+def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files whose names changed meaning are analysed again, though their text did not:
+    those with edges to a definition that moved, was renamed or deleted (else the edges
+    would point at retired versions), and the modules of a package whose ``__init__.py``
+    went (their dotted names change). Nodes of a deleted file answer no name."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    package = corpus / "cleveragents"
+    (package / "paths.py").rename(corpus / "paths.py")  # imported all over the package
+    (package / "defaults" / "__init__.py").unlink()
+    registry = package / "registry.py"
+    registry.write_text(registry.read_text().replace("def import_reference(", "def import_ref("))
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None
+    defaults = {p.relative_to(corpus).as_posix() for p in (package / "defaults").glob("*.py")}
+    assert defaults and run.files_removed == 2  # paths.py's old place, defaults/__init__.py
+    assert run.files_dependent >= len(defaults) + 3
+    assert run.files_analyzed == 2 + run.files_dependent  # paths.py's new place, registry.py
+    refreshed = _current_edges(service, "demo", RESOURCE_A)
+    gone = "https://cleveragents.ai/r/R/cleveragents/paths.py"
+    assert not any(t.startswith(gone) for _, targets in refreshed.values() for t in targets)
+    assert not any(
+        t.endswith("registry.py#import_reference") for _, ts in refreshed.values() for t in ts
+    )
+
+    cold_home = tmp_path / "cold-home"
+    cold = RepoIndexingService(
+        Database.for_sqlite_file(cold_home / "cleveragents.db"),
+        service.registry,
+        service.config,
+        workers=2,
+    )
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(cold_home))
+    cold.index_resource(RESOURCE_A, corpus, project="demo")
+    assert refreshed == _current_edges(cold, "demo", RESOURCE_A)
+    cold.database.dispose()
+
+
 def test_the_primary_language_is_code_even_when_prose_outweighs_it(
     service: RepoIndexingService, tmp_path: Path
 ) -> None:

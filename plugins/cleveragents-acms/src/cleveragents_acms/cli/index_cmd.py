@@ -50,6 +50,12 @@ def _summary(resource: Any, result: Any) -> str:
             f"{run.nodes_added} new, {run.nodes_revised} revised, {run.nodes_retired} retired, "
             f"{run.nodes_unchanged} unchanged; {run.seconds:.2f}s"
         )
+        if run.files_dependent:
+            parts.append(
+                f"  of those, {run.files_dependent} unchanged file(s) analysed again, as what "
+                "they name changed (a definition removed, renamed or moved, or a package's "
+                "__init__.py added or removed)"
+            )
         if run.reanalysis:
             parts.append(f"  every file analysed again: {run.reanalysis}")
         parts.extend(f"  rebuilt {what}" for what in run.rebuilt)

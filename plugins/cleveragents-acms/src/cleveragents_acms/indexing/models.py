@@ -58,6 +58,10 @@ class IndexRun:
     files_unchanged: int = 0
     files_removed: int = 0
     files_skipped: int = 0
+    #: Of ``files_analyzed``, unchanged files analysed again because what they name
+    #: changed: a definition they use was removed, renamed or moved, or their package's
+    #: ``__init__.py`` came or went.
+    files_dependent: int = 0
     #: Skipped files per reason (``binary``, ``total-size-limit`` …).
     skipped_reasons: dict[str, int] = field(default_factory=dict)
     #: Every file or folder left out, as ``(relative path, reason)``: folders (``.git/``,

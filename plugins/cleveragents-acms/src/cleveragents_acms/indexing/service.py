@@ -92,6 +92,45 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
         node.renderings = {d: r for d, r in node.renderings.items() if d <= DEPTH_SIGNATURES}
 
 
+def _dependents(
+    nodes: NodeStore,
+    resource_id: str,
+    changed: Sequence[FileAnalysis],
+    removed: Sequence[str],
+    *,
+    added: set[str],
+    present: Sequence[str],
+) -> set[str]:
+    """Unchanged files whose analysis depends on the files that changed, to analyse again
+    so that a refresh gives what a cold index of the same files gives:
+
+    * the files with edges to nodes that are gone (a definition removed or renamed, a
+      file moved or deleted): their edges would otherwise point at retired versions,
+      where a cold index leaves the name unresolved or finds its new home;
+    * the Python files below a folder whose ``__init__.py`` came or went: their module
+      names (``pkg.sub.mod`` or ``mod``), and so what their imports name, changed.
+    """
+    if not (changed or removed) or not nodes.has_resource(resource_id):
+        return set()
+    touched = {a.relative for a in changed} | set(removed)
+    packages = {
+        path.rpartition("/")[0]
+        for path in added | set(removed)
+        if path == "__init__.py" or path.endswith("/__init__.py")
+    }
+    found = {
+        path
+        for path in present
+        if path.endswith(".py")
+        and any(not folder or path.startswith(folder + "/") for folder in packages)
+    }
+    now = {n.uri for a in changed for n in a.result.nodes}
+    gone = [uri for uri in nodes.current_fingerprints(resource_id, touched) if uri not in now]
+    if gone:
+        found |= nodes.paths_pointing_to(resource_id, gone)
+    return (found - touched) & set(present)
+
+
 @contextmanager
 def _phase(run: IndexRun, name: str) -> Iterator[None]:
     listener = _ON_PHASE.get()
@@ -451,9 +490,28 @@ class RepoIndexingService:
             if progress is not None:
                 progress(len(analyses) + 1, total, outcome.relative)
 
+        #: Unchanged files analysed again, as what they name changed (see _dependents).
+        dependents: set[str] = set()
+
         def is_changed(outcome: FileAnalysis) -> bool:
             previous = known.get(outcome.relative)
-            return force or previous is None or previous["content_hash"] != outcome.content_hash
+            return (
+                force
+                or previous is None
+                or previous["content_hash"] != outcome.content_hash
+                or outcome.relative in dependents
+            )
+
+        def take(outcome: FileAnalysis) -> None:
+            analyses.append(outcome)
+            if index is None or not is_changed(outcome):
+                return
+            # The text index needs no resolved edges: it is written while the workers go
+            # on parsing, instead of after them.
+            if index.text is not None:
+                index.text.delete_paths(resource_id, [outcome.relative])
+                index.text.add_nodes(outcome.result.nodes)
+            _release_renderings(outcome, index)
 
         rebuild = _stores_to_rebuild(self.registry, self.config, project, resource_id)
         if not candidates and not removed and not rebuild:
@@ -472,15 +530,29 @@ class RepoIndexingService:
                     on_done=done,
                     embedder=self._light_embedder(),
                 ):
-                    analyses.append(outcome)
-                    if index is None or not is_changed(outcome):
-                        continue
-                    # The text index needs no resolved edges: it is written while the
-                    # workers go on parsing, instead of after them.
-                    if index.text is not None:
-                        index.text.delete_paths(resource_id, [outcome.relative])
-                        index.text.add_nodes(outcome.result.nodes)
-                    _release_renderings(outcome, index)
+                    take(outcome)
+                if index is not None and not force:
+                    dependents.update(
+                        _dependents(
+                            index.nodes,
+                            resource_id,
+                            [a for a in analyses if is_changed(a)],
+                            removed,
+                            added={a.relative for a in analyses if a.relative not in known},
+                            present=[f.relative for f in discovery.files],
+                        )
+                    )
+                if dependents:
+                    run.files_dependent = len(dependents)
+                    for outcome in analyze_files(
+                        self.analyzer_specs(),
+                        root,
+                        sorted(dependents),
+                        resource_id,
+                        workers=self.workers,
+                        embedder=self._light_embedder(),
+                    ):
+                        take(outcome)
             if index is not None and rebuild:
                 self._rebuild(index, resource_id, rebuild, run)
             changed = [a for a in analyses if is_changed(a)]
@@ -534,7 +606,8 @@ class RepoIndexingService:
                 run.errors.extend((a.relative, e) for e in a.result.errors)
             with _phase(run, "resolve"):
                 previous = index.nodes.current_fingerprints(resource_id, paths)
-                changed_paths = {a.relative for a in changed}
+                # The stored nodes of these files are replaced or gone: they answer no name.
+                changed_paths = {a.relative for a in changed} | set(removed)
                 # Stored nodes that may answer a name: none in a resource new to the node
                 # store (a cold index), whose names were about 1 s of the 10k-file run.
                 known = (

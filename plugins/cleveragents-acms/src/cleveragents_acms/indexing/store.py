@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import zlib
@@ -183,6 +184,8 @@ class StoredNode:
     fingerprint: str
 
 
+#: The target of each edge in the stored JSON (``[["uko:dependsOn", "<target>"], …]``).
+_EDGE_TARGET = re.compile(r', "([^"]*)"\]')
 #: The columns of a node without its renderings and edges (what resolving names needs).
 _LIGHT = "uri, name, qualname, path, uko_type, start_line, end_line, resource_id, properties"
 
@@ -486,6 +489,25 @@ class NodeStore:
         # would otherwise pick the (resource, path) index and read every node of the
         # resource: 0.2 s instead of 10 ms for one file of a 260k-node index.
         return self._light_nodes("+resource_id IN ({ids}) AND name", resource_ids, names)
+
+    def paths_pointing_to(self, resource_id: str, targets: Iterable[str]) -> set[str]:
+        """Files of ``resource_id`` with a current node that has an edge to one of
+        ``targets`` (node URIs): one scan of the resource's edges, for the refreshes that
+        retire nodes (about 0.3 s at 260k nodes)."""
+        wanted = frozenset(targets)
+        if not wanted:
+            return set()
+
+        def points(edges: str) -> bool:
+            return not wanted.isdisjoint(_EDGE_TARGET.findall(edges))
+
+        self._db.create_function("ca_points", 1, points, deterministic=True)
+        rows = self._db.execute(
+            "SELECT DISTINCT path FROM nodes WHERE resource_id = ? AND is_current = 1 "
+            "AND edges != '[]' AND ca_points(edges)",
+            (resource_id,),
+        )
+        return {row[0] for row in rows}
 
     def _light_nodes(
         self, condition: str, resource_ids: Iterable[str], values: Iterable[str]
