@@ -161,6 +161,29 @@ def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
     cold.database.dispose()
 
 
+@pytest.mark.parametrize("graph", ["oxigraph", "none"])
+def test_a_reference_saved_before_its_definition_resolves_once_it_comes(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path, graph: str
+) -> None:
+    """A caller indexed before the module it imports exists names it unresolved; the
+    refresh that adds the module analyses the caller again, so its edges resolve, found
+    by the graph's index or, with the graph off, by a scan of the node store."""
+    config = load_config(cwd=tmp_path, env={"CLEVERAGENTS_INDEX__GRAPH__BACKEND": graph})
+    service = RepoIndexingService(service.database, service.registry, config, workers=2)
+    package = corpus / "cleveragents"
+    (package / "caller.py").write_text(
+        "from cleveragents.later import later_fn\n\n\ndef use():\n    return later_fn()\n"
+    )
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    (package / "later.py").write_text("def later_fn():\n    return 1\n")
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None and run.files_analyzed == 2 and run.files_dependent == 1
+    edges = _current_edges(service, "demo", RESOURCE_A)
+    assert edges["https://cleveragents.ai/r/R/cleveragents/caller.py#use"][1] == [
+        "https://cleveragents.ai/r/R/cleveragents/later.py#later_fn"
+    ]
+
+
 def test_the_primary_language_is_code_even_when_prose_outweighs_it(
     service: RepoIndexingService, tmp_path: Path
 ) -> None:

@@ -367,6 +367,23 @@ class OxigraphGraphBackend:
                 return ox.NamedNode(_graph_str(quad.graph_name))
         return None
 
+    def subjects_pointing_to(self, resource_id: str, targets: Iterable[str]) -> set[str]:
+        """The current nodes of ``resource_id`` with an edge to one of ``targets`` (node
+        URIs or ``symbol:`` names), looked up by object: what a refresh must analyse again
+        when those nodes go or those names come."""
+        graph = ox.NamedNode(current_graph(resource_id))
+        found: set[str] = set()
+        with self._lock:
+            for target in targets:
+                try:
+                    term = ox.NamedNode(_safe_iri(target))
+                except ValueError:
+                    continue
+                for quad in self.store.quads_for_pattern(None, None, term, graph):
+                    if isinstance(quad.subject, ox.NamedNode):
+                        found.add(quad.subject.value)
+        return found
+
     def has_resource(self, resource_id: str) -> bool:
         """True when the resource has current nodes in this store."""
         return self.store.contains_named_graph(ox.NamedNode(current_graph(resource_id)))

@@ -53,8 +53,8 @@ def _summary(resource: Any, result: Any) -> str:
         if run.files_dependent:
             parts.append(
                 f"  of those, {run.files_dependent} unchanged file(s) analysed again, as what "
-                "they name changed (a definition removed, renamed or moved, or a package's "
-                "__init__.py added or removed)"
+                "they name changed (a definition added, removed, renamed or moved, or a "
+                "package's __init__.py added or removed)"
             )
         if run.reanalysis:
             parts.append(f"  every file analysed again: {run.reanalysis}")

@@ -41,6 +41,7 @@ from cleveragents_acms.indexing.analysis import (
     analyzer_changes,
     analyzer_versions,
 )
+from cleveragents_acms.indexing.dependents import dependent_files
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import resolve_edges, wanted_modules, wanted_names
@@ -90,45 +91,6 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
         return  # the vectors are made from the renderings later
     for node in nodes:  # what is left serves the vector entries' signatures
         node.renderings = {d: r for d, r in node.renderings.items() if d <= DEPTH_SIGNATURES}
-
-
-def _dependents(
-    nodes: NodeStore,
-    resource_id: str,
-    changed: Sequence[FileAnalysis],
-    removed: Sequence[str],
-    *,
-    added: set[str],
-    present: Sequence[str],
-) -> set[str]:
-    """Unchanged files whose analysis depends on the files that changed, to analyse again
-    so that a refresh gives what a cold index of the same files gives:
-
-    * the files with edges to nodes that are gone (a definition removed or renamed, a
-      file moved or deleted): their edges would otherwise point at retired versions,
-      where a cold index leaves the name unresolved or finds its new home;
-    * the Python files below a folder whose ``__init__.py`` came or went: their module
-      names (``pkg.sub.mod`` or ``mod``), and so what their imports name, changed.
-    """
-    if not (changed or removed) or not nodes.has_resource(resource_id):
-        return set()
-    touched = {a.relative for a in changed} | set(removed)
-    packages = {
-        path.rpartition("/")[0]
-        for path in added | set(removed)
-        if path == "__init__.py" or path.endswith("/__init__.py")
-    }
-    found = {
-        path
-        for path in present
-        if path.endswith(".py")
-        and any(not folder or path.startswith(folder + "/") for folder in packages)
-    }
-    now = {n.uri for a in changed for n in a.result.nodes}
-    gone = [uri for uri in nodes.current_fingerprints(resource_id, touched) if uri not in now]
-    if gone:
-        found |= nodes.paths_pointing_to(resource_id, gone)
-    return (found - touched) & set(present)
 
 
 @contextmanager
@@ -533,8 +495,8 @@ class RepoIndexingService:
                     take(outcome)
                 if index is not None and not force:
                     dependents.update(
-                        _dependents(
-                            index.nodes,
+                        dependent_files(
+                            index,
                             resource_id,
                             [a for a in analyses if is_changed(a)],
                             removed,

@@ -490,10 +490,24 @@ class NodeStore:
         # resource: 0.2 s instead of 10 ms for one file of a 260k-node index.
         return self._light_nodes("+resource_id IN ({ids}) AND name", resource_ids, names)
 
+    def paths_of(self, resource_id: str, uris: Iterable[str]) -> set[str]:
+        """The files of the current nodes ``uris`` of ``resource_id``."""
+        found: set[str] = set()
+        wanted = sorted(set(uris))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self._db.execute(
+                "SELECT DISTINCT path FROM nodes WHERE is_current = 1 AND resource_id = ? "
+                f"AND uri IN ({','.join('?' * len(chunk))})",
+                (resource_id, *chunk),
+            )
+            found.update(row[0] for row in rows)
+        return found
+
     def paths_pointing_to(self, resource_id: str, targets: Iterable[str]) -> set[str]:
         """Files of ``resource_id`` with a current node that has an edge to one of
-        ``targets`` (node URIs): one scan of the resource's edges, for the refreshes that
-        retire nodes (about 0.3 s at 260k nodes)."""
+        ``targets`` (node URIs, ``symbol:`` names): one scan of the resource's edges
+        (about 0.3 s at 260k nodes), for when the graph cannot answer by its index."""
         wanted = frozenset(targets)
         if not wanted:
             return set()
