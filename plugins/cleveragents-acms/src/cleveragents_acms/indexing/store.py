@@ -496,8 +496,10 @@ class NodeStore:
         wanted = sorted(set(uris))
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
+            # ``+resource_id``: by the URI index, not every node of the resource (0.14 s
+            # at 260k nodes).
             rows = self._db.execute(
-                "SELECT DISTINCT path FROM nodes WHERE is_current = 1 AND resource_id = ? "
+                "SELECT DISTINCT path FROM nodes WHERE is_current = 1 AND +resource_id = ? "
                 f"AND uri IN ({','.join('?' * len(chunk))})",
                 (resource_id, *chunk),
             )
