@@ -389,6 +389,23 @@ def main() -> None:
     results["refresh_one_file_analysed"] = analysed
     results["refresh_one_file_phases_s"] = phases[middle]
     results["refresh_one_file_slowest_phases_s"] = phases[times.index(max(times))]
+    # A module many files import, deleted, then put back: the refresh also analyses again
+    # the unchanged files whose edges pointed at it, then those naming it unresolved.
+    module = root / "Django-5.1.4" / "django" / "utils" / "timezone.py"
+    if module.is_file():
+        saved = module.read_bytes()
+        for step in ("deleted", "restored"):
+            if step == "deleted":
+                module.unlink()
+            else:
+                module.write_bytes(saved)
+            start = time.perf_counter()
+            done = service.refresh_index(RESOURCE_ID, root, max_total_size=NO_LIMIT)
+            results[f"refresh_module_{step}"] = {
+                "seconds": round(time.perf_counter() - start, 3),
+                "files_analysed": done.run.files_analyzed if done.run else None,
+                "files_dependent": done.run.files_dependent if done.run else None,
+            }
 
     # Query words: identifiers sampled from the corpus (fixed seed).
     rng = random.Random(7)

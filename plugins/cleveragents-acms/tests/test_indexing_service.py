@@ -184,6 +184,29 @@ def test_a_reference_saved_before_its_definition_resolves_once_it_comes(
     ]
 
 
+def test_a_second_definition_of_a_name_makes_references_by_that_name_ambiguous(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """A call by bare name resolved to the one function of that name; once a refresh adds
+    a second one, the caller is analysed again and the call is left unresolved, as a
+    cold index leaves it (it cannot tell which one is meant)."""
+    package = corpus / "cleveragents"
+    (package / "helpers.py").write_text("def only_helper():\n    return 1\n")
+    (package / "user.py").write_text("def use():\n    return only_helper()\n")
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    use = "https://cleveragents.ai/r/R/cleveragents/user.py#use"
+    resolved = ["https://cleveragents.ai/r/R/cleveragents/helpers.py#only_helper"]
+    assert _current_edges(service, "demo", RESOURCE_A)[use][1] == resolved
+    (package / "other.py").write_text("def only_helper():\n    return 2\n")
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None and run.files_dependent == 1
+    assert _current_edges(service, "demo", RESOURCE_A)[use][1] == ["symbol:only_helper"]
+    (package / "other.py").unlink()
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None and run.files_dependent == 1
+    assert _current_edges(service, "demo", RESOURCE_A)[use][1] == resolved
+
+
 def test_the_primary_language_is_code_even_when_prose_outweighs_it(
     service: RepoIndexingService, tmp_path: Path
 ) -> None:

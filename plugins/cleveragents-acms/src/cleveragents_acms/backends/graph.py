@@ -380,7 +380,8 @@ class OxigraphGraphBackend:
                 except ValueError:
                     continue
                 for quad in self.store.quads_for_pattern(None, None, term, graph):
-                    if isinstance(quad.subject, ox.NamedNode):
+                    # A parent's ``contains`` is in the child's own file: not a reference.
+                    if isinstance(quad.subject, ox.NamedNode) and quad.predicate != _N["contains"]:
                         found.add(quad.subject.value)
         return found
 

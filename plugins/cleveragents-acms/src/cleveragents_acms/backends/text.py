@@ -279,11 +279,12 @@ class TantivyTextBackend:
     def rollback(self) -> None:
         """Drop every change queued since the last commit."""
         with self._lock:
-            if self._writer is None:
-                return
-            self._writer.rollback()
-            self._writer = None
+            writer, self._writer = self._writer, None
             self._bulk_pending = self._single_pending = False
+            if writer is not None:
+                # Let go of the writer even if this fails (its folder deleted under it): a
+                # second rollback of a broken writer panics in Tantivy.
+                writer.rollback()
 
     def count(self, resource_id: str | None = None) -> int:
         """Committed documents, of one resource or all."""
@@ -299,12 +300,12 @@ class TantivyTextBackend:
     def close(self) -> None:
         """Commit pending single-document writes; drop an open bulk batch."""
         with self._lock:
-            if self._writer is not None:
+            writer, self._writer = self._writer, None
+            if writer is not None:
                 if self._bulk_pending:
-                    self._writer.rollback()
+                    writer.rollback()
                 else:
-                    self._writer.commit()
-                self._writer = None
+                    writer.commit()
 
     # -- TextIndexBackend (spec 000 "Custom Index Backends") ------------------------
 

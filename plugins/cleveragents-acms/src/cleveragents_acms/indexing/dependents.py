@@ -9,18 +9,17 @@ still come out differently from a cold index of the same files:
   finds its new home;
 * it names, unresolved, what the refresh adds (the caller saved before the
   callee): a cold index resolves it;
+* it references a definition by a name that a definition the refresh adds
+  answers too: a cold index leaves the name ambiguous;
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
   dotted name, and so what its relative imports name, changed.
 
 Analysing those files again (their nodes are then revised only where their
-edges changed) leaves the edges a cold index gives, but for one case: a name
-that resolved to one definition stays resolved when a refresh adds a second
-one, where a cold index leaves it ambiguous.
+edges changed) leaves the edges a cold index gives.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -59,9 +58,7 @@ def dependent_files(
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
-    targets = set(gone) | {
-        _SYMBOL + key for key in _new_names(nodes, resource_id, now, before, touched)
-    }
+    targets = gone | _name_targets(nodes, resource_id, now, before, gone, touched)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     return (found - touched) & set(present)
@@ -84,22 +81,49 @@ def _package_members(paths: Iterable[str], present: Sequence[str]) -> set[str]:
     }
 
 
-def _new_names(
-    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], before: set[str], touched: set[str]
+def _name_targets(
+    nodes: NodeStore,
+    resource_id: str,
+    now: Sequence[UKONode],
+    before: set[str],
+    gone: set[str],
+    touched: set[str],
 ) -> set[str]:
-    """The names only one node answers to now, a node new to the index, where no other
-    node answered them before: an unresolved reference to one of them resolves now."""
-    counts = Counter(key for node in now if node.uri not in before for key in symbol_keys(node))
-    candidates = {key for key, count in counts.items() if count == 1}
-    if not candidates:
+    """The edge targets whose meaning the nodes that come and go change, for the names
+    those nodes answer to (a name resolves when exactly one node answers it):
+
+    * ``symbol:<name>``, where one node answers a name now and not one did before: an
+      unresolved reference to it resolves now;
+    * the URI of the one node that answered a name before, where that is no longer so: a
+      reference resolved to it by that name is ambiguous, or resolves elsewhere, now.
+    """
+    new = [n for n in now if n.uri not in before]
+    keys = {key for node in new for key in symbol_keys(node)}
+    keys.update(key for node in nodes.nodes_at(resource_id, gone) for key in symbol_keys(node))
+    if not keys:
         return set()
-    # Other nodes answering the same names: stored ones (of untouched files), and the
-    # nodes of the changed files that are not new.
-    short = {key.rsplit(".", 1)[-1] for key in candidates}
-    others = [n for n in nodes.nodes_named([resource_id], short) if n.path not in touched]
-    others += [n for n in now if n.uri in before]
-    taken = {key for node in others for key in symbol_keys(node)}
-    return candidates - taken
+    short = {key.rsplit(".", 1)[-1] for key in keys}
+    stored = nodes.nodes_named([resource_id], short)
+    after = [n for n in stored if n.path not in touched] + list(now)
+    answered_before, answered_now = _answering(stored, keys), _answering(after, keys)
+    targets: set[str] = set()
+    for key in keys:
+        was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
+        if len(is_) == 1 and was != is_:
+            targets.add(_SYMBOL + key)
+        if len(was) == 1 and was != is_:
+            targets.update(was)
+    return targets
+
+
+def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:
+    """``key -> URIs`` of the nodes answering each of ``keys``."""
+    found: dict[str, set[str]] = {}
+    for node in nodes:
+        for key in symbol_keys(node):
+            if key in keys:
+                found.setdefault(key, set()).add(node.uri)
+    return found
 
 
 def _pointing_to(index: ProjectIndex, resource_id: str, targets: set[str]) -> set[str]:

@@ -480,6 +480,10 @@ class NodeStore:
             "qualname = '' AND resource_id IN ({ids}) AND path", resource_ids, paths
         )
 
+    def nodes_at(self, resource_id: str, uris: Iterable[str]) -> list[UKONode]:
+        """The current nodes (without renderings) ``uris`` of ``resource_id``."""
+        return self._light_nodes("+resource_id IN ({ids}) AND uri", [resource_id], uris)
+
     def nodes_named(self, resource_ids: Iterable[str], names: Iterable[str]) -> list[UKONode]:
         """Current nodes (without renderings) whose ``name`` is one of ``names``.
 
