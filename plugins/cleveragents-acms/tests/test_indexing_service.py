@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import random
+import re
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -131,6 +133,9 @@ def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
     went (their dotted names change). Nodes of a deleted file answer no name."""
     service.index_resource(RESOURCE_A, corpus, project="demo")
     package = corpus / "cleveragents"
+    commands = package / "defaults" / "commands.py"
+    commands.write_text(commands.read_text() + "\n# analysed in this process, as a package\n")
+    service.index_resource(RESOURCE_A, corpus, project="demo")
     (package / "paths.py").rename(corpus / "paths.py")  # imported all over the package
     (package / "defaults" / "__init__.py").unlink()
     registry = package / "registry.py"
@@ -142,6 +147,10 @@ def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
     assert run.files_dependent >= len(defaults) + 3
     assert run.files_analyzed == 2 + run.files_dependent  # paths.py's new place, registry.py
     refreshed = _current_edges(service, "demo", RESOURCE_A)
+    # Named afresh, though this process saw the folder as a package before.
+    assert refreshed["https://cleveragents.ai/r/R/cleveragents/defaults/commands.py"][0] == (
+        "commands"
+    )
     gone = "https://cleveragents.ai/r/R/cleveragents/paths.py"
     assert not any(t.startswith(gone) for _, targets in refreshed.values() for t in targets)
     assert not any(
@@ -205,6 +214,71 @@ def test_a_second_definition_of_a_name_makes_references_by_that_name_ambiguous(
     run = service.index_resource(RESOURCE_A, corpus, project="demo").run
     assert run is not None and run.files_dependent == 1
     assert _current_edges(service, "demo", RESOURCE_A)[use][1] == resolved
+
+
+def _mutate(root: Path, rng: random.Random, callees: list[int]) -> str:
+    """One random edit of the kind a working day makes: a body changed, a function renamed
+    or added, a file deleted, moved or added, a caller saved (its callee, ``callees``,
+    comes with a later edit), a second definition of a name."""
+    files = sorted(root.rglob("*.py"))
+    path = rng.choice(files)
+    text = path.read_text()
+    kind = rng.choice(["edit", "rename", "delete", "move", "add", "caller", "callee", "duplicate"])
+    names = re.findall(r"^def (\w+)", text, re.M)
+    if kind == "rename" and names:
+        name = rng.choice(names)
+        path.write_text(re.sub(rf"\b{name}\b", f"{name}_renamed", text))
+    elif kind == "delete":
+        path.unlink()
+    elif kind == "move":
+        (root / "moved").mkdir(exist_ok=True)
+        path.rename(root / "moved" / f"{rng.randrange(10**6)}_{path.name}")
+    elif kind == "add":
+        (path.parent / f"new_{rng.randrange(10**6)}.py").write_text(
+            "from cleveragents.errors import CleverAgentsError\n\n\n"
+            "class Fresh(CleverAgentsError):\n    def go(self):\n        return helper()\n"
+        )
+    elif kind == "caller":
+        n = rng.randrange(10**6)
+        callees.append(n)
+        (root / "cleveragents" / f"caller_{n}.py").write_text(
+            f"from cleveragents.later_{n} import later_fn\n\n\ndef use():\n    return later_fn()\n"
+        )
+    elif kind == "callee" and callees:
+        n = callees.pop(0)
+        (root / "cleveragents" / f"later_{n}.py").write_text("def later_fn():\n    return 1\n")
+    elif kind == "duplicate" and names:
+        (root / "cleveragents" / f"dup_{rng.randrange(10**6)}.py").write_text(
+            f"def {rng.choice(names)}():\n    return 3\n"
+        )
+    else:
+        kind = "edit"
+        path.write_text(text + f"\n\ndef added_{rng.randrange(10**6)}():\n    return helper()\n")
+    return f"{kind} {path.relative_to(root)}"
+
+
+def test_refreshes_after_random_edits_give_what_cold_indexes_give(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After each of a run of random edits (a fixed seed), the refreshed index holds the
+    same current nodes, with the same names and edges, as a cold index of the same files."""
+    rng, callees = random.Random(5), []
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    for step in range(8):
+        done = [_mutate(corpus, rng, callees) for _ in range(rng.randint(1, 3))]
+        if step == 2:  # a package stops being one
+            (corpus / "cleveragents" / "cli" / "__init__.py").unlink()
+            done.append("delete cleveragents/cli/__init__.py")
+        service.index_resource(RESOURCE_A, corpus, project="demo")
+        cold_home = tmp_path / f"cold-{step}"
+        monkeypatch.setenv("CLEVERAGENTS_HOME", str(cold_home))
+        database = Database.for_sqlite_file(cold_home / "cleveragents.db")
+        cold = RepoIndexingService(database, service.registry, service.config, workers=2)
+        cold.index_resource(RESOURCE_A, corpus, project="demo")
+        expected = _current_edges(cold, "demo", RESOURCE_A)
+        database.dispose()
+        monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+        assert _current_edges(service, "demo", RESOURCE_A) == expected, done
 
 
 def test_the_primary_language_is_code_even_when_prose_outweighs_it(

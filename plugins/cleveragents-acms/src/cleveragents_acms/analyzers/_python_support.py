@@ -25,6 +25,7 @@ __all__ = [
     "docstring_block",
     "dotted_name",
     "fallback",
+    "forget_packages",
     "head_line",
     "indent_block",
     "is_test_file",
@@ -55,6 +56,13 @@ def is_test_file(relative_path: str) -> bool:
 @lru_cache(maxsize=4096)
 def _is_package_dir(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def forget_packages() -> None:
+    """Drop what is known of which folders are packages: an ``__init__.py`` may come or
+    go between two runs of one process (a watch, a service), and the next run's module
+    names must follow it."""
+    _is_package_dir.cache_clear()
 
 
 def module_name_for(path: Path | None, relative_path: str) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
 from cleveragents_acms.analyzers._common import language_of
+from cleveragents_acms.analyzers._python_support import forget_packages
 from cleveragents_acms.indexing.store import node_blobs
 
 __all__ = [
@@ -310,6 +311,8 @@ def analyze_files(
     ``embedder`` (a light one, by reference) is run in the workers, as is the
     node store's encoding; without workers, both are left to the writers.
     """
+    # Before the workers are forked, so that they start without it either.
+    forget_packages()
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     picklable = all(spec.reference for spec in specs)
     if workers <= 1 or len(relatives) < 64 or not picklable:
