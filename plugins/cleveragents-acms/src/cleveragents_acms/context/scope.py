@@ -241,7 +241,8 @@ class ProjectReaders:
     """Read handles on one project's stores; ``close()`` releases them.
 
     ``vectors`` (a service's :class:`OpenVectorIndexes`) lends a vector backend kept
-    open between assemblies instead of opening one for this assembly alone.
+    open between assemblies instead of opening one for this assembly alone;
+    ``with_vectors=False`` leaves the vector index closed (a text or graph query).
     """
 
     def __init__(
@@ -251,6 +252,7 @@ class ProjectReaders:
         project: str,
         *,
         vectors: OpenVectorIndexes | None = None,
+        with_vectors: bool = True,
     ) -> None:
         self.project = project
         self._config = config
@@ -281,7 +283,8 @@ class ProjectReaders:
             self.notes.append(f"graph unavailable: {exc.message}")
         except Exception as exc:
             self.notes.append(f"graph unavailable: {type(exc).__name__}: {exc}")
-        self.vector = self._open_vector(registry, config)
+        # Opening a big vector index is most of opening the stores (0.4 s at 180k vectors).
+        self.vector = self._open_vector(registry, config) if with_vectors else None
 
     def _open_vector(self, registry: Any, config: Any) -> Any | None:
         if backend_class(registry, config, "vector") is None:

@@ -330,34 +330,37 @@ class ContextService:
             raise ValidationError("give words to search for")
         if limit < 1:
             raise ValidationError(f"limit must be at least 1, got {limit}")
-        view = self.policies.get(project).resolve_view(phase)
-        scope = resolve_scope(self.database, self.registry, self.config, project, view)
-        readers = ProjectReaders(self.registry, self.config, project)
-        try:
-            if readers.text is None:
-                raise NotFoundError(
-                    "; ".join(readers.notes) or f"project '{project}' has no text index"
-                )
-            text = PathFilteredText(readers.text, view)
-            return text.search(query.strip(), scope=scope.resources, max_results=limit)
-        finally:
-            readers.close()
+        with self._store_of(project, phase, "text", "text index") as (text, scope, view):
+            return PathFilteredText(text, view).search(
+                query.strip(), scope=scope.resources, max_results=limit
+            )
 
     def sparql(self, query: str, *, project: str, include_history: bool = False) -> GraphResult:
         """A SPARQL query over the project's knowledge graph, restricted to the resources
         the default view allows (``include_history``: retired node versions too)."""
         if not query or not query.strip():
             raise ValidationError("give a SPARQL query")
-        view = self.policies.get(project).resolve_view("default")
-        scope = resolve_scope(self.database, self.registry, self.config, project, view)
-        readers = ProjectReaders(self.registry, self.config, project)
-        try:
-            if readers.graph is None:
-                raise NotFoundError(
-                    "; ".join(readers.notes) or f"project '{project}' has no knowledge graph"
-                )
+        with self._store_of(project, "default", "graph", "knowledge graph") as (graph, scope, _):
             history = {"include_history": True} if include_history else {}
-            return readers.graph.sparql_query(query, scope=scope.resources, **history)
+            return graph.sparql_query(query, scope=scope.resources, **history)
+
+    @contextmanager
+    def _store_of(
+        self, project: str, phase: str, store: str, label: str
+    ) -> Iterator[tuple[Any, ProjectScope, ContextView]]:
+        """One of the project's stores opened for reading (``store``: an attribute of
+        :class:`ProjectReaders`), with the scope and view of ``phase``; a missing store
+        is a NotFoundError that says why."""
+        view = self.policies.get(project).resolve_view(phase)
+        scope = resolve_scope(self.database, self.registry, self.config, project, view)
+        readers = ProjectReaders(self.registry, self.config, project, with_vectors=False)
+        try:
+            handle = getattr(readers, store)
+            if handle is None:
+                raise NotFoundError(
+                    "; ".join(readers.notes) or f"project '{project}' has no {label}"
+                )
+            yield handle, scope, view
         finally:
             readers.close()
 
