@@ -216,6 +216,31 @@ def test_a_second_definition_of_a_name_makes_references_by_that_name_ambiguous(
     assert _current_edges(service, "demo", RESOURCE_A)[use][1] == resolved
 
 
+def test_a_go_call_to_a_function_of_its_package_resolves_once_the_function_comes_back(
+    service: RepoIndexingService, tmp_path: Path
+) -> None:
+    """A Go call by plain name is a guess that the folder's package defines it; no edge is
+    kept while nothing does. When the defining file comes back, the caller's folder is
+    analysed again, so the call resolves as in a cold index."""
+    root = tmp_path / "gorepo"
+    (root / "cmd").mkdir(parents=True)
+    (root / "cmd" / "main.go").write_text("package main\n\nfunc main() { helper() }\n")
+    helper = root / "cmd" / "helper.go"
+    helper.write_text("package main\n\nfunc helper() int { return 1 }\n")
+    service.index_resource(RESOURCE_A, root, project="go")
+    main = "https://cleveragents.ai/r/R/cmd/main.go#main"
+    resolved = ["https://cleveragents.ai/r/R/cmd/helper.go#helper"]
+    assert _current_edges(service, "go", RESOURCE_A)[main][1] == resolved
+    saved = helper.read_text()
+    helper.unlink()
+    service.index_resource(RESOURCE_A, root, project="go")
+    assert _current_edges(service, "go", RESOURCE_A)[main][1] == []
+    helper.write_text(saved)
+    run = service.index_resource(RESOURCE_A, root, project="go").run
+    assert run is not None and run.files_dependent == 1
+    assert _current_edges(service, "go", RESOURCE_A)[main][1] == resolved
+
+
 def _mutate(root: Path, rng: random.Random, callees: list[int]) -> str:
     """One random edit of the kind a working day makes: a body changed, a function renamed
     or added, a file deleted, moved or added, a caller saved (its callee, ``callees``,

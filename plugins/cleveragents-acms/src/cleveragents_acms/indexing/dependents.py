@@ -11,6 +11,8 @@ still come out differently from a cold index of the same files:
   callee): a cold index resolves it;
 * it references a definition by a name that a definition the refresh adds
   answers too: a cold index leaves the name ambiguous;
+* it is a Go or Java file of the package where the refresh adds what it calls
+  by a plain name (a guess that is not kept while nothing answers it);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
   dotted name, and so what its relative imports name, changed.
 
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["dependent_files"]
 
 _SYMBOL = "symbol:"
+#: The names the Go and Java analyzers guess a package holds (``go:<folder>.<name>``,
+#: ``java:<package>.<Class>``): see :func:`_package_files`.
+_GUESSED_KEYS = ("go:", "java:")
 
 
 def dependent_files(
@@ -58,9 +63,11 @@ def dependent_files(
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
-    targets = gone | _name_targets(nodes, resource_id, now, before, gone, touched)
+    targets, defining = _name_targets(nodes, resource_id, now, before, gone, touched)
+    targets |= gone
     if targets:
         found |= _pointing_to(index, resource_id, targets)
+    found |= _package_files(defining, present)
     return (found - touched) & set(present)
 
 
@@ -88,7 +95,7 @@ def _name_targets(
     before: set[str],
     gone: set[str],
     touched: set[str],
-) -> set[str]:
+) -> tuple[set[str], set[str]]:
     """The edge targets whose meaning the nodes that come and go change, for the names
     those nodes answer to (a name resolves when exactly one node answers it):
 
@@ -96,24 +103,43 @@ def _name_targets(
       unresolved reference to it resolves now;
     * the URI of the one node that answered a name before, where that is no longer so: a
       reference resolved to it by that name is ambiguous, or resolves elsewhere, now.
+
+    Also the files of the nodes that are now the only ones to answer a name the Go and
+    Java analyzers guess a package holds (see :func:`_package_files`).
     """
     new = [n for n in now if n.uri not in before]
     keys = {key for node in new for key in symbol_keys(node)}
     keys.update(key for node in nodes.nodes_at(resource_id, gone) for key in symbol_keys(node))
     if not keys:
-        return set()
+        return set(), set()
     short = {key.rsplit(".", 1)[-1] for key in keys}
     stored = nodes.nodes_named([resource_id], short)
     after = [n for n in stored if n.path not in touched] + list(now)
     answered_before, answered_now = _answering(stored, keys), _answering(after, keys)
+    path_of = {n.uri: n.path for n in after}
     targets: set[str] = set()
+    guessed: set[str] = set()
     for key in keys:
         was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
         if len(is_) == 1 and was != is_:
-            targets.add(_SYMBOL + key)
+            if key.startswith(_GUESSED_KEYS):
+                guessed.add(path_of[next(iter(is_))])
+            else:
+                targets.add(_SYMBOL + key)
         if len(was) == 1 and was != is_:
             targets.update(was)
-    return targets
+    return targets, guessed
+
+
+def _package_files(defining: set[str], present: Sequence[str]) -> set[str]:
+    """The files of the same folder and language as each of ``defining``: those that may
+    call, by a plain name, what it now defines (a Go package, a Java package). Such a
+    call is a guess that the name is the package's, not kept when nothing answered it,
+    so there is no edge to look for."""
+    folders = {(path.rpartition("/")[0], path.rpartition(".")[2]) for path in defining}
+    return {
+        path for path in present if (path.rpartition("/")[0], path.rpartition(".")[2]) in folders
+    }
 
 
 def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:
