@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import random
 import re
 import shutil
@@ -140,6 +141,7 @@ def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
     (package / "defaults" / "__init__.py").unlink()
     registry = package / "registry.py"
     registry.write_text(registry.read_text().replace("def import_reference(", "def import_ref("))
+    os.utime(package / "config.py")  # read again for its time stamp, and a dependent too
     run = service.index_resource(RESOURCE_A, corpus, project="demo").run
     assert run is not None
     defaults = {p.relative_to(corpus).as_posix() for p in (package / "defaults").glob("*.py")}

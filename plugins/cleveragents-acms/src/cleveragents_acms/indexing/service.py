@@ -452,7 +452,7 @@ class RepoIndexingService:
             if progress is not None:
                 progress(len(analyses) + 1, total, outcome.relative)
 
-        #: Unchanged files analysed again, as what they name changed (see _dependents).
+        #: Unchanged files analysed again, as what they name changed (``dependents.py``).
         dependents: set[str] = set()
 
         def is_changed(outcome: FileAnalysis) -> bool:
@@ -464,8 +464,7 @@ class RepoIndexingService:
                 or outcome.relative in dependents
             )
 
-        def take(outcome: FileAnalysis) -> None:
-            analyses.append(outcome)
+        def write_text(outcome: FileAnalysis) -> None:
             if index is None or not is_changed(outcome):
                 return
             # The text index needs no resolved edges: it is written while the workers go
@@ -492,7 +491,8 @@ class RepoIndexingService:
                     on_done=done,
                     embedder=self._light_embedder(),
                 ):
-                    take(outcome)
+                    analyses.append(outcome)
+                    write_text(outcome)
                 if index is not None and not force:
                     dependents.update(
                         dependent_files(
@@ -504,17 +504,22 @@ class RepoIndexingService:
                             present=[f.relative for f in discovery.files],
                         )
                     )
-                if dependents:
-                    run.files_dependent = len(dependents)
-                    for outcome in analyze_files(
-                        self.analyzer_specs(),
-                        root,
-                        sorted(dependents),
-                        resource_id,
-                        workers=self.workers,
-                        embedder=self._light_embedder(),
-                    ):
-                        take(outcome)
+                run.files_dependent = len(dependents)
+                # A dependent read in this run already (its time stamp moved, not its
+                # text) is not analysed twice.
+                already = {a.relative: a for a in analyses}
+                for path in sorted(dependents & already.keys()):
+                    write_text(already[path])
+                for outcome in analyze_files(
+                    self.analyzer_specs(),
+                    root,
+                    sorted(dependents - already.keys()),
+                    resource_id,
+                    workers=self.workers,
+                    embedder=self._light_embedder(),
+                ):
+                    analyses.append(outcome)
+                    write_text(outcome)
             if index is not None and rebuild:
                 self._rebuild(index, resource_id, rebuild, run)
             changed = [a for a in analyses if is_changed(a)]
