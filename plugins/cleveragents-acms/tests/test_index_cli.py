@@ -331,6 +331,10 @@ def test_search_finds_code_by_any_spelling_of_its_name(tmp_path: Path, repo: Pat
     lines = table.splitlines()
     assert lines[0].split() == ["SCORE", "LOCATION", "TYPE", "NAME"] and len(lines) == 3
     assert "shop/cart.py:4-8" in table
+    # The apply phase's view leaves shop/ out: its search does not see it either.
+    _run(home, "project", "context", "set", "shop", "--view", "apply", "--exclude-path", "shop/")
+    applied = _run(home, "index", "search", "cart", "--project", "shop", "--phase", "apply")
+    assert "shop/cart.py" not in applied.stdout and "shop/cart.py" in table
     nothing = _run(home, "index", "search", "zzyzx", "--project", "shop").stdout
     assert nothing.strip() == "Nothing in project shop matches 'zzyzx'."
     empty = _run(home, "index", "search", " ", "--project", "shop", check=False)
