@@ -180,8 +180,11 @@ def build(
             if changes < 0
             else f"refreshed after {changes} change(s)"
         )
+        dependent = (
+            f" ({run.files_dependent} unchanged, for what they name)" if run.files_dependent else ""
+        )
         click.echo(
-            f"{cause}: {run.files_analyzed} analysed, "
+            f"{cause}: {run.files_analyzed} analysed{dependent}, "
             f"{run.files_removed} removed in {run.seconds:.2f}s"
         )
 
