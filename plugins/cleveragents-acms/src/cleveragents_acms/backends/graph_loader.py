@@ -35,7 +35,7 @@ import threading
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from cleveragents.errors import CleverAgentsError
 from cleveragents.models.uko import UKONode
@@ -158,7 +158,9 @@ def _load(location: str, stream: BinaryIO, report: BinaryIO) -> None:
         segment = None
         while segment is None or not segment.ended:
             segment = _Chunks(stream, whole=whole)
-            store.bulk_load(input=segment, format=ox.RdfFormat.TRIG, lenient=True)
+            # A raw binary stream, which is what an IO[bytes] is read as.
+            stream_in = cast(BinaryIO, segment)
+            store.bulk_load(input=stream_in, format=ox.RdfFormat.TRIG, lenient=True)
         store.flush()
         del store
         report.write(b"ok\n")
