@@ -16,6 +16,7 @@ that breaks its slot's Protocol is recorded with its error and skipped; with
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import os
 import sys
@@ -173,7 +174,7 @@ class PluginHost:
         for name, module in BUILTIN_PLUGINS.items():
             host._load_one(
                 name,
-                lambda m=module: importlib.import_module(m),
+                functools.partial(importlib.import_module, module),
                 builtin=True,
                 distribution="cleveragents-core",
                 version=__version__,

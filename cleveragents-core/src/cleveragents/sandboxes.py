@@ -168,7 +168,8 @@ class DirectSandbox:
         return Change(path=path, kind=kind, size_bytes=len(content))
 
     def diff(self, ref: SandboxRef) -> DiffView:
-        changes, chunks = [], []
+        changes: list[Change] = []
+        chunks: list[str] = []
         for path, old in sorted(self._seen(ref).items()):
             target = _inside(Path(ref.path), path)
             new = target.read_bytes() if target.is_file() else None

@@ -322,7 +322,7 @@ def remove(app: App, name_or_id: str, yes: bool) -> None:
         repository = ResourceRepository(session)
         links = repository.projects_of(target.resource_id)
         removed = repository.remove(target.resource_id)
-        rows = [
+        rows: list[tuple[dict[str, Any], dict[str, Any]]] = [
             (
                 {
                     "entity": "resource",
