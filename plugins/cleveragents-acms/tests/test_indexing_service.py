@@ -243,6 +243,48 @@ def test_a_go_call_to_a_function_of_its_package_resolves_once_the_function_comes
     assert _current_edges(service, "go", RESOURCE_A)[main][1] == resolved
 
 
+def test_rust_paths_resolve_through_self_super_and_re_exports(
+    service: RepoIndexingService, tmp_path: Path
+) -> None:
+    """``self::``, ``super::``, a path from the module (``use parser::…`` in ``lib.rs``)
+    and ``crate::Name`` re-exported by ``pub use`` (renamed with ``as``, or through a
+    glob) resolve to the definitions; a refresh of one file resolves them again."""
+    src = tmp_path / "mini" / "src"
+    (src / "parser").mkdir(parents=True)
+    (src / "lib.rs").write_text(
+        "pub mod parser;\npub mod eval;\n"
+        "pub use parser::tokens::Token;\npub use parser::tokens::lex as tokenize;\n"
+    )
+    (src / "parser" / "mod.rs").write_text(
+        "pub mod tokens;\npub mod spans;\npub use self::spans::*;\n"
+    )
+    (src / "parser" / "tokens.rs").write_text(
+        "use super::Span;\n\npub struct Token {\n    pub span: Span,\n}\n\n"
+        "pub fn lex(s: &str) -> Vec<Token> {\n    Vec::new()\n}\n"
+    )
+    (src / "parser" / "spans.rs").write_text("pub struct Span {\n    pub start: usize,\n}\n")
+    (src / "eval.rs").write_text(
+        "use crate::tokenize;\nuse crate::Token;\nuse crate::parser::Span;\n\n"
+        'pub fn eval(t: &Token) -> Span {\n    let v = tokenize("x");\n    t.span\n}\n'
+    )
+    service.index_resource(RESOURCE_A, src.parent, project="rs")
+    base = "https://cleveragents.ai/r/R/src/"
+    expected = {
+        f"{base}parser/tokens.rs#lex",
+        f"{base}parser/tokens.rs#Token",
+        f"{base}parser/spans.rs#Span",
+    }
+    edges = _current_edges(service, "rs", RESOURCE_A)
+    assert expected <= set(edges[f"{base}eval.rs"][1])
+    assert f"{base}parser/tokens.rs#lex" in edges[f"{base}eval.rs#eval"][1]
+    assert f"{base}parser/spans.rs#Span" in edges[f"{base}parser/tokens.rs"][1]  # super::
+    assert f"{base}parser/tokens.rs#Token" in edges[f"{base}lib.rs"][1]  # from the module
+    (src / "eval.rs").write_text((src / "eval.rs").read_text() + "// touched\n")
+    run = service.index_resource(RESOURCE_A, src.parent, project="rs").run
+    assert run is not None and run.files_analyzed == 1
+    assert _current_edges(service, "rs", RESOURCE_A) == edges
+
+
 def _mutate(root: Path, rng: random.Random, callees: list[int]) -> str:
     """One random edit of the kind a working day makes: a body changed, a function renamed
     or added, a file deleted, moved or added, a caller saved (its callee, ``callees``,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import json
 import posixpath
 import re
 import threading
@@ -737,10 +738,15 @@ class _FileBuilder:
         module = targets[0] if targets else text
         edges = [(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)]
         self.module_edges.extend(edges)
+        properties = {"kind": "import", "module": module}
+        if self.spec.name == "rust" and required is None:
+            # What the ``use`` makes the module answer to (JSON ``[[name, path], …]``, name
+            # "" for a glob): the indexer follows ``crate::a::Name`` to the definition.
+            properties["bindings"] = json.dumps([[b, full] for b, full in bindings if full])
         uko = self.factory.make(
             self.spec.import_type, text, f"import.{module}", start, end, parent,
             renderings={DEPTH_NAME: text, DEPTH_FULL: self.source(start, end)},
-            properties={"kind": "import", "module": module}, edges=edges,
+            properties=properties, edges=edges,
         )  # fmt: skip
         self.imports.append(uko)
 

@@ -8,12 +8,25 @@ answers to it. Ambiguous or external names stay symbolic.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import go_package_symbol
 
-__all__ = ["resolve_edges", "symbol_keys", "wanted_modules", "wanted_names"]
+__all__ = [
+    "RUST_USE",
+    "resolve_edges",
+    "rust_module",
+    "rust_paths",
+    "rust_use_names",
+    "symbol_keys",
+    "wanted_modules",
+    "wanted_names",
+]
+
+#: The UKO type of a Rust ``use`` declaration's node.
+RUST_USE = "uko-rs:Use"
 
 _PREFIX = "symbol:"
 #: A name the analyzer guessed its package defines in another file (a Go call to a plain
@@ -130,11 +143,15 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     nodes = list(nodes)
     table: dict[str, set[str]] = {}
     stubs: set[str] = set()
+    uses: list[UKONode] = []
     for node in [*known, *nodes]:
         for key in symbol_keys(node):
             table.setdefault(key, set()).add(node.uri)
         if node.properties.get("overload"):
             stubs.add(node.uri)
+        if node.uko_type == RUST_USE and node.properties.get("bindings"):
+            uses.append(node)
+    rust = _RustPaths(table, uses)
     resolved = 0
     for node in nodes:
         guessed = False
@@ -142,6 +159,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             if not target.startswith(_PREFIX):
                 continue
             candidates = table.get(target[len(_PREFIX) :])
+            if not candidates and node.path.endswith(".rs"):
+                candidates = rust.lookup(target[len(_PREFIX) :], node.path)
             if candidates and len(candidates) > 1:
                 # Overload signatures (TypeScript, ``typing.overload``) share the name of
                 # the implementation they declare: the call is to the implementation.
@@ -155,3 +174,93 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         if guessed:
             node.edges = [e for e in node.edges if not e[1].startswith(_GUESSED)]
     return resolved
+
+
+def rust_module(path: str) -> str | None:
+    """The crate path of a Rust file's module (``src/a/b.rs`` -> ``crate.a.b``,
+    ``src/lib.rs`` -> ``crate``); None outside a crate's ``src/``."""
+    return next((m for m in _rust_modules(path) if m == "crate" or m.startswith("crate.")), None)
+
+
+def rust_paths(target: str, path: str) -> list[str]:
+    """The crate paths a Rust path written in ``path`` can name, likeliest first:
+    ``self::``/``super::`` from the file's module, ``crate::`` as it is, any other path
+    as written (another crate's, or a name in scope) and then from the file's module
+    (``use parser::Token`` in ``lib.rs`` is ``crate.parser.Token``)."""
+    module = rust_module(path)
+    parts = target.split(".")
+    if module is None or parts[0] == "crate":
+        return [target]
+    if parts[0] in ("self", "super"):
+        scope = module.split(".")
+        if parts[0] == "self":
+            parts = parts[1:]
+        while parts and parts[0] == "super":
+            parts = parts[1:]
+            scope = scope[:-1] if len(scope) > 1 else scope
+        return [".".join([*scope, *parts])]
+    return [target, f"{module}.{target}"]
+
+
+class _RustPaths:
+    """Rust paths followed through ``use`` declarations to the definition they name.
+
+    A module answers to what it declares and to what its ``use`` declarations bring
+    in (``pub use`` re-exports most of all, but a child module may also name its
+    parent's imports through ``super::``): ``crate::input::ValidatedSet`` is the
+    ``ValidatedSet`` that ``src/input/mod.rs`` uses from ``validated``.
+    """
+
+    _HOPS = 6
+
+    def __init__(self, table: dict[str, set[str]], uses: Iterable[UKONode]) -> None:
+        self._table = table
+        self._aliases: dict[str, list[str]] = {}
+        self._globs: dict[str, list[str]] = {}
+        for use in uses:
+            module = rust_module(use.path)
+            if module is None:
+                continue
+            for bound, full in json.loads(use.properties.get("bindings") or "[]"):
+                targets = rust_paths(full, use.path)
+                if bound:
+                    self._aliases.setdefault(f"{module}.{bound}", []).extend(targets)
+                else:
+                    self._globs.setdefault(module, []).extend(targets)
+
+    def lookup(self, target: str, path: str) -> set[str] | None:
+        """The nodes ``target``, written in the file ``path``, names."""
+        for key in rust_paths(target, path):
+            found = self._follow(key, self._HOPS)
+            if found:
+                return found
+        return None
+
+    def _follow(self, key: str, hops: int) -> set[str] | None:
+        found = self._table.get(key)
+        if found or hops == 0:
+            return found
+        parts = key.split(".")
+        # The longest prefix a ``use`` binds, the rest its members (``Alias.method``).
+        for cut in range(len(parts), 1, -1):
+            prefix, rest = ".".join(parts[:cut]), parts[cut:]
+            for target in self._aliases.get(prefix, ()):
+                found = self._follow(".".join([target, *rest]), hops - 1)
+                if found:
+                    return found
+        module, _, name = key.rpartition(".")
+        for target in self._globs.get(module, ()):
+            found = self._follow(f"{target}.{name}", hops - 1)
+            if found:
+                return found
+        return None
+
+
+def rust_use_names(uses: Iterable[UKONode]) -> set[str]:
+    """The short names of what Rust ``use`` nodes bring in (``lex`` of ``use t::lex as
+    tokenize``): the definitions a path through them may end at."""
+    return {
+        full.rsplit(".", 1)[-1]
+        for use in uses
+        for _, full in json.loads(use.properties.get("bindings") or "[]")
+    }

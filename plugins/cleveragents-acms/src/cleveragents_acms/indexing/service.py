@@ -44,7 +44,13 @@ from cleveragents_acms.indexing.analysis import (
 from cleveragents_acms.indexing.dependents import dependent_files
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
-from cleveragents_acms.indexing.resolve import resolve_edges, wanted_modules, wanted_names
+from cleveragents_acms.indexing.resolve import (
+    RUST_USE,
+    resolve_edges,
+    rust_use_names,
+    wanted_modules,
+    wanted_names,
+)
 from cleveragents_acms.indexing.store import (
     STORES_WITH_GAPS,
     NodeStore,
@@ -91,6 +97,20 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
         return  # the vectors are made from the renderings later
     for node in nodes:  # what is left serves the vector entries' signatures
         node.renderings = {d: r for d, r in node.renderings.items() if d <= DEPTH_SIGNATURES}
+
+
+def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) -> list[UKONode]:
+    """The stored nodes that may answer the ``symbol:`` targets of ``new``: those of the
+    targets' short names, the modules they may be, and, when Rust files changed, every
+    ``use`` of the resource with what it brings in (Rust paths go through them)."""
+    found = [
+        *nodes.nodes_named([resource_id], wanted_names(new)),
+        *nodes.modules_at([resource_id], wanted_modules(new)),
+    ]
+    if any(n.path.endswith(".rs") for n in new):
+        uses = nodes.nodes_of_type(resource_id, RUST_USE)
+        found += [*uses, *nodes.nodes_named([resource_id], rust_use_names(uses))]
+    return found
 
 
 @contextmanager
@@ -578,13 +598,7 @@ class RepoIndexingService:
                 # Stored nodes that may answer a name: none in a resource new to the node
                 # store (a cold index), whose names were about 1 s of the 10k-file run.
                 known = (
-                    {
-                        n.uri: n
-                        for n in [
-                            *index.nodes.nodes_named([resource_id], wanted_names(new_nodes)),
-                            *index.nodes.modules_at([resource_id], wanted_modules(new_nodes)),
-                        ]
-                    }
+                    {n.uri: n for n in _stored_answers(index.nodes, resource_id, new_nodes)}
                     if index.nodes.has_resource(resource_id)
                     else {}
                 )

@@ -484,6 +484,10 @@ class NodeStore:
         """The current nodes (without renderings) ``uris`` of ``resource_id``."""
         return self._light_nodes("+resource_id IN ({ids}) AND uri", [resource_id], uris)
 
+    def nodes_of_type(self, resource_id: str, uko_type: str) -> list[UKONode]:
+        """The current nodes (without renderings) of one UKO type in ``resource_id``."""
+        return self._light_nodes("resource_id IN ({ids}) AND uko_type", [resource_id], [uko_type])
+
     def nodes_named(self, resource_ids: Iterable[str], names: Iterable[str]) -> list[UKONode]:
         """Current nodes (without renderings) whose ``name`` is one of ``names``.
 
