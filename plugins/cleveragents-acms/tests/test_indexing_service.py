@@ -125,6 +125,22 @@ def _current_edges(service: RepoIndexingService, project: str, resource: str) ->
         index.close()
 
 
+def _cold_edges(
+    service: RepoIndexingService, root: Path, project: str, home: Path, monkeypatch: Any
+) -> dict[str, Any]:
+    """:func:`_current_edges` of a cold index of ``root`` into a home of its own."""
+    own = home.parent / "home"
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(home))
+    database = Database.for_sqlite_file(home / "cleveragents.db")
+    try:
+        cold = RepoIndexingService(database, service.registry, service.config, workers=2)
+        cold.index_resource(RESOURCE_A, root, project=project)
+        return _current_edges(cold, project, RESOURCE_A)
+    finally:
+        database.dispose()
+        monkeypatch.setenv("CLEVERAGENTS_HOME", str(own))
+
+
 def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
     service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,17 +175,7 @@ def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
         t.endswith("registry.py#import_reference") for _, ts in refreshed.values() for t in ts
     )
 
-    cold_home = tmp_path / "cold-home"
-    cold = RepoIndexingService(
-        Database.for_sqlite_file(cold_home / "cleveragents.db"),
-        service.registry,
-        service.config,
-        workers=2,
-    )
-    monkeypatch.setenv("CLEVERAGENTS_HOME", str(cold_home))
-    cold.index_resource(RESOURCE_A, corpus, project="demo")
-    assert refreshed == _current_edges(cold, "demo", RESOURCE_A)
-    cold.database.dispose()
+    assert refreshed == _cold_edges(service, corpus, "demo", tmp_path / "cold", monkeypatch)
 
 
 @pytest.mark.parametrize("graph", ["oxigraph", "none"])
@@ -244,7 +250,7 @@ def test_a_go_call_to_a_function_of_its_package_resolves_once_the_function_comes
 
 
 def test_rust_paths_resolve_through_self_super_and_re_exports(
-    service: RepoIndexingService, tmp_path: Path
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``self::``, ``super::``, a path from the module (``use parser::…`` in ``lib.rs``)
     and ``crate::Name`` re-exported by ``pub use`` (renamed with ``as``, or through a
@@ -283,6 +289,56 @@ def test_rust_paths_resolve_through_self_super_and_re_exports(
     run = service.index_resource(RESOURCE_A, src.parent, project="rs").run
     assert run is not None and run.files_analyzed == 1
     assert _current_edges(service, "rs", RESOURCE_A) == edges
+    # Unresolved, a path from the module is kept from the crate's root; when the
+    # definition comes back, the file naming it so is analysed again.
+    (src / "parser" / "width.rs").write_text(
+        "use super::spans::Span;\n\npub fn width(s: &Span) -> usize {\n    s.start\n}\n"
+    )
+    spans = (src / "parser" / "spans.rs").read_text()
+    (src / "parser" / "spans.rs").unlink()
+    service.index_resource(RESOURCE_A, src.parent, project="rs")
+    width = _current_edges(service, "rs", RESOURCE_A)[f"{base}parser/width.rs"][1]
+    assert "symbol:crate.parser.spans.Span" in width
+    (src / "parser" / "spans.rs").write_text(spans)
+    run = service.index_resource(RESOURCE_A, src.parent, project="rs").run
+    assert run is not None and run.files_dependent >= 1
+    refreshed = _current_edges(service, "rs", RESOURCE_A)
+    assert f"{base}parser/spans.rs#Span" in refreshed[f"{base}parser/width.rs"][1]
+    assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold", monkeypatch)
+    # A re-export removed: what reached the definition through it no longer does.
+    (src / "parser" / "mod.rs").write_text("pub mod tokens;\npub mod spans;\n")
+    service.index_resource(RESOURCE_A, src.parent, project="rs")
+    refreshed = _current_edges(service, "rs", RESOURCE_A)
+    assert "symbol:crate.parser.Span" in refreshed[f"{base}eval.rs"][1]
+    assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold2", monkeypatch)
+
+
+def test_a_refresh_finds_modules_outside_the_usual_source_folders(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package below ``python/`` (not the root, ``src/`` or ``lib/``) and a ``.pyi``
+    stub: a refresh of a file importing them resolves the imports as the cold index did."""
+    root = tmp_path / "proj"
+    package = root / "python" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from pkg.core import run\n")
+    (package / "core.py").write_text("def run():\n    return 1\n")
+    (package / "_native.pyi").write_text("def fast() -> int: ...\n")
+    (root / "tests").mkdir()
+    test = root / "tests" / "test_core.py"
+    test.write_text(
+        "import pkg.core\nfrom pkg import _native\n\n\n"
+        "def test_run():\n    assert pkg.core.run() == _native.fast()\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="py")
+    cold = _current_edges(service, "py", RESOURCE_A)
+    resolved = cold["https://cleveragents.ai/r/R/tests/test_core.py"][1]
+    assert "https://cleveragents.ai/r/R/python/pkg/core.py" in resolved
+    test.write_text(test.read_text() + "# touched\n")
+    service.index_resource(RESOURCE_A, root, project="py")
+    assert _current_edges(service, "py", RESOURCE_A) == _cold_edges(
+        service, root, "py", tmp_path / "cold", monkeypatch
+    )
 
 
 def _mutate(root: Path, rng: random.Random, callees: list[int]) -> str:
@@ -339,14 +395,7 @@ def test_refreshes_after_random_edits_give_what_cold_indexes_give(
             (corpus / "cleveragents" / "cli" / "__init__.py").unlink()
             done.append("delete cleveragents/cli/__init__.py")
         service.index_resource(RESOURCE_A, corpus, project="demo")
-        cold_home = tmp_path / f"cold-{step}"
-        monkeypatch.setenv("CLEVERAGENTS_HOME", str(cold_home))
-        database = Database.for_sqlite_file(cold_home / "cleveragents.db")
-        cold = RepoIndexingService(database, service.registry, service.config, workers=2)
-        cold.index_resource(RESOURCE_A, corpus, project="demo")
-        expected = _current_edges(cold, "demo", RESOURCE_A)
-        database.dispose()
-        monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+        expected = _cold_edges(service, corpus, "demo", tmp_path / f"cold-{step}", monkeypatch)
         assert _current_edges(service, "demo", RESOURCE_A) == expected, done
 
 

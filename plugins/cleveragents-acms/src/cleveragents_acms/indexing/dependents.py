@@ -13,6 +13,8 @@ still come out differently from a cold index of the same files:
   answers too: a cold index leaves the name ambiguous;
 * it is a Go or Java file of the package where the refresh adds what it calls
   by a plain name (a guess that is not kept while nothing answers it);
+* it names what the refresh adds by a Rust path through ``use`` declarations
+  (``crate::parser::Span`` re-exported from ``parser::spans``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
   dotted name, and so what its relative imports name, changed.
 
@@ -22,10 +24,17 @@ edges changed) leaves the edges a cold index gives.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.indexing.resolve import symbol_keys
+from cleveragents_acms.indexing.resolve import (
+    RUST_USE,
+    rust_module,
+    rust_module_files,
+    rust_paths,
+    symbol_keys,
+)
 
 if TYPE_CHECKING:
     from cleveragents.models.uko import UKONode
@@ -39,6 +48,8 @@ _SYMBOL = "symbol:"
 #: The names the Go and Java analyzers guess a package holds (``go:<folder>.<name>``,
 #: ``java:<package>.<Class>``): see :func:`_package_files`.
 _GUESSED_KEYS = ("go:", "java:")
+#: How many ``use`` declarations a Rust path is followed through.
+_RUST_HOPS = 6
 
 
 def dependent_files(
@@ -64,7 +75,7 @@ def dependent_files(
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
     targets, defining = _name_targets(nodes, resource_id, now, before, gone, touched)
-    targets |= gone
+    targets |= gone | _lost_rust_bindings(nodes, resource_id, now, touched)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _package_files(defining, present)
@@ -128,7 +139,87 @@ def _name_targets(
                 targets.add(_SYMBOL + key)
         if len(was) == 1 and was != is_:
             targets.update(was)
+    if any(n.path.endswith(".rs") for n in new):
+        coming = {t[len(_SYMBOL) :] for t in targets if t.startswith(_SYMBOL)}
+        targets |= _rust_aliases(nodes, resource_id, now, coming)
     return targets, guessed
+
+
+def _lost_rust_bindings(
+    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], touched: set[str]
+) -> set[str]:
+    """The definitions a Rust ``use`` of the changed files no longer brings in (a
+    re-export removed): references that reached them through it may not now. Which
+    path a resolved reference took is not kept, so every definition of such a name is
+    a target."""
+
+    def bindings(uses: Iterable[UKONode]) -> set[tuple[str, str, str]]:
+        return {
+            (use.path, bound, full)
+            for use in uses
+            for bound, full in json.loads(use.properties.get("bindings") or "[]")
+        }
+
+    if not any(path.endswith(".rs") for path in touched):
+        return set()
+    stored = [n for n in nodes.nodes_of_type(resource_id, RUST_USE) if n.path in touched]
+    lost = bindings(stored) - bindings(n for n in now if n.uko_type == RUST_USE)
+    names = {name for _, bound, full in lost for name in (bound, full.rsplit(".", 1)[-1]) if name}
+    targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
+    # A glob brought in all of a module: every node of the files the module can be.
+    files = {
+        file
+        for path, bound, full in lost
+        if not bound
+        for file in rust_module_files(rust_paths(full, path)[0], path)
+    }
+    return targets | set(nodes.current_fingerprints(resource_id, files))
+
+
+def _rust_aliases(
+    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], names: set[str]
+) -> set[str]:
+    """``symbol:`` targets for the other Rust paths that lead to ``names`` through ``use``
+    declarations (``crate.parser.Span`` for ``crate.parser.spans.Span`` when
+    ``parser/mod.rs`` has ``pub use self::spans::*``), and for their forms from a module
+    on the way (``spans.Span``): the references left unresolved by one of those paths
+    resolve now too."""
+    uses = {n.uri: n for n in nodes.nodes_of_type(resource_id, RUST_USE)}
+    uses.update((n.uri, n) for n in now if n.uko_type == RUST_USE)
+    named: dict[str, set[str]] = {}  # path -> the paths a ``use`` binds to it
+    globbed: dict[str, set[str]] = {}  # module -> the modules that bring in all of it
+    for use in uses.values():
+        module = rust_module(use.path)
+        if module is None:
+            continue
+        for bound, full in json.loads(use.properties.get("bindings") or "[]"):
+            for target in rust_paths(full, use.path):
+                if bound:
+                    named.setdefault(target, set()).add(f"{module}.{bound}")
+                else:
+                    globbed.setdefault(target, set()).add(module)
+    found: set[str] = set()
+    frontier = set(names)
+    for _ in range(_RUST_HOPS):
+        reached: set[str] = set()
+        for name in frontier:
+            reached |= named.get(name, set())
+            module, _, last = name.rpartition(".")
+            reached |= {f"{m}.{last}" for m in globbed.get(module, ())}
+        frontier = reached - found - names
+        if not frontier:
+            break
+        found |= frontier
+    # A file writes a path from its own module (``errors::list_all_errors`` in
+    # ``lib.rs``), kept so when unresolved: each tail of two segments or more.
+    relative = {
+        ".".join(parts[i:])
+        for path in found | names
+        if path.startswith("crate.")
+        for parts in [path.split(".")]
+        for i in range(1, len(parts) - 1)
+    }
+    return {_SYMBOL + path for path in found | relative}
 
 
 def _package_files(defining: set[str], present: Sequence[str]) -> set[str]:

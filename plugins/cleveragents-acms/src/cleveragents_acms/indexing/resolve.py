@@ -18,6 +18,7 @@ __all__ = [
     "RUST_USE",
     "resolve_edges",
     "rust_module",
+    "rust_module_files",
     "rust_paths",
     "rust_use_names",
     "symbol_keys",
@@ -33,6 +34,8 @@ _PREFIX = "symbol:"
 #: name, a Java class used without an import): unresolved, it was a local closure or a
 #: class from elsewhere (``java.lang``), and is no edge.
 _GUESSED = (_PREFIX + "go:", _PREFIX + "java:")
+#: A Rust path from the file's own module.
+_RUST_RELATIVE = (_PREFIX + "self.", _PREFIX + "super.")
 
 
 def symbol_keys(node: UKONode) -> set[str]:
@@ -81,13 +84,22 @@ def _crate_root(folders: list[str]) -> int | None:
 
 
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
-    """The short names of every ``symbol:`` target: what to look up among stored nodes."""
-    return {
-        target[len(_PREFIX) :].rsplit(".", 1)[-1]
-        for node in nodes
-        for _, target in node.edges
-        if target.startswith(_PREFIX)
-    }
+    """What to look up among stored nodes by name for the ``symbol:`` targets: each
+    target's short name, and for Python each of its dotted prefixes, the names a module
+    node has (``pkg.mod`` for ``pkg.mod.Class``, wherever the file is:
+    ``python/pkg/mod.py`` as well as ``src/pkg/mod.py``)."""
+    names: set[str] = set()
+    for node in nodes:
+        python = node.path.endswith((".py", ".pyi"))
+        for _, target in node.edges:
+            if not target.startswith(_PREFIX):
+                continue
+            dotted = target[len(_PREFIX) :]
+            names.add(dotted.rsplit(".", 1)[-1])
+            if python:
+                parts = dotted.split(".")
+                names.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    return names
 
 
 def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
@@ -100,16 +112,17 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
             if not target.startswith(_PREFIX):
                 continue
             dotted = target[len(_PREFIX) :]
-            if node.path.endswith(".py"):
+            if node.path.endswith((".py", ".pyi")):
                 base = dotted.replace(".", "/")
                 for root in ("", "src/", "lib/"):
-                    paths.update((f"{root}{base}.py", f"{root}{base}/__init__.py"))
+                    for suffix in (".py", ".pyi"):  # a stub answers as its module does
+                        paths.update((f"{root}{base}{suffix}", f"{root}{base}/__init__{suffix}"))
             elif node.path.endswith(".rs"):
-                paths.update(_rust_module_files(dotted, node.path))
+                paths.update(rust_module_files(dotted, node.path))
     return paths
 
 
-def _rust_module_files(dotted: str, caller: str) -> list[str]:
+def rust_module_files(dotted: str, caller: str) -> list[str]:
     """The files a Rust module path used in ``caller`` can be: ``crate.a.b`` (from the
     crate's ``src/``) or ``src.a.b`` (``mod b;``, from the folder) -> ``…/a/b.rs`` or
     ``…/a/b/mod.rs``."""
@@ -170,6 +183,13 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 if uri != node.uri:
                     node.edges[i] = (predicate, uri)
                     resolved += 1
+            elif target.startswith(_RUST_RELATIVE) and node.path.endswith(".rs"):
+                # Left unresolved, named from the crate's root: what the definition will
+                # answer to if it comes (and what a reader can tell apart).
+                node.edges[i] = (
+                    predicate,
+                    _PREFIX + rust_paths(target[len(_PREFIX) :], node.path)[0],
+                )
             guessed = guessed or target.startswith(_GUESSED)
         if guessed:
             node.edges = [e for e in node.edges if not e[1].startswith(_GUESSED)]
