@@ -224,6 +224,18 @@ def test_the_graph_and_the_vectors_can_be_added_later(tmp_path: Path, repo: Path
     text_only = run(home, "context", "assemble", question, "--project", "shop", env=off)
     assert "Cart.add_item" in text_only
     assert "arce needs graph; falling back to simple-keyword" in text_only
+    no_graph = subprocess.run(
+        [CLI, "index", "sparql", "ASK { ?s ?p ?o }", "--project", "shop"],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home), **off},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert no_graph.returncode != 0
+    assert no_graph.stderr.strip() == (
+        "Error [404] NOT_FOUND: project 'shop' has no knowledge graph "
+        '(index.graph.backend is "none")'
+    )
     # A change while the graph is off reaches it later.
     cart = repo / "shop" / "cart.py"
     cart.write_text(

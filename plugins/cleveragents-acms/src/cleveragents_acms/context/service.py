@@ -63,6 +63,7 @@ from cleveragents_acms.context.scope import (
     resolve_scope,
 )
 from cleveragents_acms.context.tiers import ContextTierService, TierBudget
+from cleveragents_acms.indexing.project_index import NO_BACKEND
 
 __all__ = ["AssemblyOutcome", "ContextService"]
 
@@ -357,8 +358,11 @@ class ContextService:
         try:
             handle = getattr(readers, store)
             if handle is None:
+                off = self.config.get(f"index.{store}.backend") == NO_BACKEND
                 raise NotFoundError(
-                    "; ".join(readers.notes) or f"project '{project}' has no {label}"
+                    "; ".join(readers.notes)
+                    or f"project '{project}' has no {label}"
+                    + (f' (index.{store}.backend is "{NO_BACKEND}")' if off else "")
                 )
             yield handle, scope, view
         finally:
