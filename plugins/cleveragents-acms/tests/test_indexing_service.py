@@ -311,6 +311,14 @@ def test_rust_paths_resolve_through_self_super_and_re_exports(
     refreshed = _current_edges(service, "rs", RESOURCE_A)
     assert "symbol:crate.parser.Span" in refreshed[f"{base}eval.rs"][1]
     assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold2", monkeypatch)
+    # ... and added back: what names the definition through it reaches it again.
+    (src / "parser" / "mod.rs").write_text(
+        "pub mod tokens;\npub mod spans;\npub use self::spans::*;\n"
+    )
+    service.index_resource(RESOURCE_A, src.parent, project="rs")
+    refreshed = _current_edges(service, "rs", RESOURCE_A)
+    assert f"{base}parser/spans.rs#Span" in refreshed[f"{base}eval.rs"][1]
+    assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold3", monkeypatch)
 
 
 def test_a_refresh_finds_modules_outside_the_usual_source_folders(

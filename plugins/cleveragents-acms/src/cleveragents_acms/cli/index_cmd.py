@@ -10,6 +10,7 @@ import click
 
 from cleveragents.cli.context import App, pass_app
 from cleveragents.cli.output import emit_json, emit_table
+from cleveragents_acms.cli._context_common import PHASES
 
 __all__ = ["index"]
 
@@ -264,7 +265,7 @@ def _query_text(query: str) -> str:
 @click.option("--limit", default=20, show_default=True, help="Results at most.")
 @click.option(
     "--phase",
-    type=click.Choice(["default", "strategize", "execute", "apply"]),
+    type=click.Choice(PHASES),
     default="default",
     show_default=True,
     help="Whose context view limits the resources and paths searched.",
@@ -284,7 +285,8 @@ def search(
     from cleveragents_acms.cli._context_common import resolve_project, service_for
 
     name = resolve_project(app, project)
-    results = service_for(app).search(_query_text(query), project=name, limit=limit, phase=phase)
+    query = _query_text(query)
+    results = service_for(app).search(query, project=name, limit=limit, phase=phase)
     rows = [
         {
             "score": round(r.score, 3),

@@ -24,15 +24,16 @@ edges changed) leaves the edges a cold index gives.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from cleveragents_acms.indexing.resolve import (
+    GUESSED_KEYS,
+    RUST_HOPS,
     RUST_USE,
-    rust_module,
+    SYMBOL,
+    rust_bindings,
     rust_module_files,
-    rust_paths,
     symbol_keys,
 )
 
@@ -43,13 +44,6 @@ if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = ["dependent_files"]
-
-_SYMBOL = "symbol:"
-#: The names the Go and Java analyzers guess a package holds (``go:<folder>.<name>``,
-#: ``java:<package>.<Class>``): see :func:`_package_files`.
-_GUESSED_KEYS = ("go:", "java:")
-#: How many ``use`` declarations a Rust path is followed through.
-_RUST_HOPS = 6
 
 
 def dependent_files(
@@ -75,7 +69,7 @@ def dependent_files(
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
     targets, defining = _name_targets(nodes, resource_id, now, before, gone, touched)
-    targets |= gone | _lost_rust_bindings(nodes, resource_id, now, touched)
+    targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _package_files(defining, present)
@@ -133,47 +127,66 @@ def _name_targets(
     for key in keys:
         was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
         if len(is_) == 1 and was != is_:
-            if key.startswith(_GUESSED_KEYS):
+            if key.startswith(GUESSED_KEYS):
                 guessed.add(path_of[next(iter(is_))])
             else:
-                targets.add(_SYMBOL + key)
+                targets.add(SYMBOL + key)
         if len(was) == 1 and was != is_:
             targets.update(was)
     if any(n.path.endswith(".rs") for n in new):
-        coming = {t[len(_SYMBOL) :] for t in targets if t.startswith(_SYMBOL)}
+        coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}
         targets |= _rust_aliases(nodes, resource_id, now, coming)
     return targets, guessed
 
 
-def _lost_rust_bindings(
+def _changed_rust_bindings(
     nodes: NodeStore, resource_id: str, now: Sequence[UKONode], touched: set[str]
 ) -> set[str]:
-    """The definitions a Rust ``use`` of the changed files no longer brings in (a
-    re-export removed): references that reached them through it may not now. Which
-    path a resolved reference took is not kept, so every definition of such a name is
-    a target."""
+    """The targets the Rust ``use`` declarations of the changed files change:
 
-    def bindings(uses: Iterable[UKONode]) -> set[tuple[str, str, str]]:
-        return {
-            (use.path, bound, full)
-            for use in uses
-            for bound, full in json.loads(use.properties.get("bindings") or "[]")
-        }
-
+    * what a ``use`` no longer brings in (a re-export removed): references that reached
+      it through the ``use`` may not now. Which path a resolved reference took is not
+      kept, so every definition of such a name is a target;
+    * the paths a ``use`` now binds (a re-export added): references by those paths,
+      left unresolved, may resolve now.
+    """
     if not any(path.endswith(".rs") for path in touched):
         return set()
     stored = [n for n in nodes.nodes_of_type(resource_id, RUST_USE) if n.path in touched]
-    lost = bindings(stored) - bindings(n for n in now if n.uko_type == RUST_USE)
-    names = {name for _, bound, full in lost for name in (bound, full.rsplit(".", 1)[-1]) if name}
-    targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
-    # A glob brought in all of a module: every node of the files the module can be.
-    files = {
-        file
-        for path, bound, full in lost
-        if not bound
-        for file in rust_module_files(rust_paths(full, path)[0], path)
+    before = set(rust_bindings(stored))
+    after = set(rust_bindings(n for n in now if n.uko_type == RUST_USE))
+    lost, gained = before - after, after - before
+    names = {
+        name for _, _, bound, target in lost for name in (bound, target.rsplit(".", 1)[-1]) if name
     }
-    return targets | set(nodes.current_fingerprints(resource_id, files))
+    targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
+    # A glob brings in all of a module: the nodes of the files the module can be.
+    lost_globs, gained_globs = _glob_files(lost), _glob_files(gained)
+    targets |= set(nodes.current_fingerprints(resource_id, {f for _, f in lost_globs}))
+    brought = nodes.nodes_at(
+        resource_id, nodes.current_fingerprints(resource_id, {f for _, f in gained_globs})
+    )
+    paths = {f"{module}.{bound}" for _, module, bound, _ in gained if bound}
+    paths |= {
+        f"{module}.{member.qualname or member.name}"
+        for module, file in gained_globs
+        for member in brought
+        if member.path == file
+    }
+    if paths:
+        targets |= {SYMBOL + path for path in paths} | _rust_aliases(nodes, resource_id, now, paths)
+    return targets
+
+
+def _glob_files(bindings: Iterable[tuple[str, str, str, str]]) -> set[tuple[str, str]]:
+    """``(module, file)``: the files each glob of ``bindings`` (from
+    :func:`rust_bindings`) brings all of into ``module``."""
+    return {
+        (module, file)
+        for path, module, bound, target in bindings
+        if not bound
+        for file in rust_module_files(target, path)
+    }
 
 
 def _rust_aliases(
@@ -188,19 +201,14 @@ def _rust_aliases(
     uses.update((n.uri, n) for n in now if n.uko_type == RUST_USE)
     named: dict[str, set[str]] = {}  # path -> the paths a ``use`` binds to it
     globbed: dict[str, set[str]] = {}  # module -> the modules that bring in all of it
-    for use in uses.values():
-        module = rust_module(use.path)
-        if module is None:
-            continue
-        for bound, full in json.loads(use.properties.get("bindings") or "[]"):
-            for target in rust_paths(full, use.path):
-                if bound:
-                    named.setdefault(target, set()).add(f"{module}.{bound}")
-                else:
-                    globbed.setdefault(target, set()).add(module)
+    for _, module, bound, target in rust_bindings(uses.values()):
+        if bound:
+            named.setdefault(target, set()).add(f"{module}.{bound}")
+        else:
+            globbed.setdefault(target, set()).add(module)
     found: set[str] = set()
     frontier = set(names)
-    for _ in range(_RUST_HOPS):
+    for _ in range(RUST_HOPS):
         reached: set[str] = set()
         for name in frontier:
             reached |= named.get(name, set())
@@ -219,7 +227,7 @@ def _rust_aliases(
         for parts in [path.split(".")]
         for i in range(1, len(parts) - 1)
     }
-    return {_SYMBOL + path for path in found | relative}
+    return {SYMBOL + path for path in found | relative}
 
 
 def _package_files(defining: set[str], present: Sequence[str]) -> set[str]:

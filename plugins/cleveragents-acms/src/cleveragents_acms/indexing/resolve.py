@@ -9,14 +9,18 @@ answers to it. Ambiguous or external names stay symbolic.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import go_package_symbol
 
 __all__ = [
+    "GUESSED_KEYS",
+    "RUST_HOPS",
     "RUST_USE",
+    "SYMBOL",
     "resolve_edges",
+    "rust_bindings",
     "rust_module",
     "rust_module_files",
     "rust_paths",
@@ -29,11 +33,17 @@ __all__ = [
 #: The UKO type of a Rust ``use`` declaration's node.
 RUST_USE = "uko-rs:Use"
 
-_PREFIX = "symbol:"
-#: A name the analyzer guessed its package defines in another file (a Go call to a plain
-#: name, a Java class used without an import): unresolved, it was a local closure or a
-#: class from elsewhere (``java.lang``), and is no edge.
-_GUESSED = (_PREFIX + "go:", _PREFIX + "java:")
+#: The scheme of an edge target no node answers (yet).
+SYMBOL = "symbol:"
+_PREFIX = SYMBOL
+#: The names the Go and Java analyzers guess a package holds (``go:<folder>.<name>``,
+#: ``java:<package>.<Class>``): a Go call to a plain name, a Java class used without an
+#: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
+#: and is no edge.
+GUESSED_KEYS = ("go:", "java:")
+_GUESSED = tuple(_PREFIX + key for key in GUESSED_KEYS)
+#: How many ``use`` declarations a Rust path is followed through.
+RUST_HOPS = 6
 #: A Rust path from the file's own module.
 _RUST_RELATIVE = (_PREFIX + "self.", _PREFIX + "super.")
 
@@ -231,27 +241,20 @@ class _RustPaths:
     ``ValidatedSet`` that ``src/input/mod.rs`` uses from ``validated``.
     """
 
-    _HOPS = 6
-
     def __init__(self, table: dict[str, set[str]], uses: Iterable[UKONode]) -> None:
         self._table = table
         self._aliases: dict[str, list[str]] = {}
         self._globs: dict[str, list[str]] = {}
-        for use in uses:
-            module = rust_module(use.path)
-            if module is None:
-                continue
-            for bound, full in json.loads(use.properties.get("bindings") or "[]"):
-                targets = rust_paths(full, use.path)
-                if bound:
-                    self._aliases.setdefault(f"{module}.{bound}", []).extend(targets)
-                else:
-                    self._globs.setdefault(module, []).extend(targets)
+        for _, module, bound, target in rust_bindings(uses):
+            if bound:
+                self._aliases.setdefault(f"{module}.{bound}", []).append(target)
+            else:
+                self._globs.setdefault(module, []).append(target)
 
     def lookup(self, target: str, path: str) -> set[str] | None:
         """The nodes ``target``, written in the file ``path``, names."""
         for key in rust_paths(target, path):
-            found = self._follow(key, self._HOPS)
+            found = self._follow(key, RUST_HOPS)
             if found:
                 return found
         return None
@@ -276,11 +279,20 @@ class _RustPaths:
         return None
 
 
+def rust_bindings(uses: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]]:
+    """``(file, module, name, path)`` for each name a Rust ``use`` node binds in its
+    file's module (``""`` for a glob) and each crate path it may stand for
+    (:func:`rust_paths`)."""
+    for use in uses:
+        module = rust_module(use.path)
+        if module is None:
+            continue
+        for bound, full in json.loads(use.properties.get("bindings") or "[]"):
+            for target in rust_paths(full, use.path):
+                yield use.path, module, bound, target
+
+
 def rust_use_names(uses: Iterable[UKONode]) -> set[str]:
     """The short names of what Rust ``use`` nodes bring in (``lex`` of ``use t::lex as
     tokenize``): the definitions a path through them may end at."""
-    return {
-        full.rsplit(".", 1)[-1]
-        for use in uses
-        for _, full in json.loads(use.properties.get("bindings") or "[]")
-    }
+    return {target.rsplit(".", 1)[-1] for *_, target in rust_bindings(uses)}

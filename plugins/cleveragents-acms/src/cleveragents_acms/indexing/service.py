@@ -530,13 +530,18 @@ class RepoIndexingService:
                 already = {a.relative: a for a in analyses}
                 for path in sorted(dependents & already.keys()):
                     write_text(already[path])
-                for outcome in analyze_files(
-                    self.analyzer_specs(),
-                    root,
-                    sorted(dependents - already.keys()),
-                    resource_id,
-                    workers=self.workers,
-                    embedder=self._light_embedder(),
+                unread = sorted(dependents - already.keys())
+                for outcome in (
+                    analyze_files(
+                        self.analyzer_specs(),
+                        root,
+                        unread,
+                        resource_id,
+                        workers=self.workers,
+                        embedder=self._light_embedder(),
+                    )
+                    if unread
+                    else ()
                 ):
                     analyses.append(outcome)
                     write_text(outcome)
