@@ -249,6 +249,57 @@ def test_a_go_call_to_a_function_of_its_package_resolves_once_the_function_comes
     assert _current_edges(service, "go", RESOURCE_A)[main][1] == resolved
 
 
+def test_a_name_added_to_a_package_sends_only_the_files_that_guessed_it(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Java class used without an import, or a Go call by plain name, is a guess at the
+    package's names. When a definition comes, only the package's files that made that
+    guess are analysed again (each module node lists its guesses), not the whole
+    package; the edges are still a cold index's."""
+    root = tmp_path / "pkgs"
+    java, go = root / "src" / "app", root / "cmd"
+    java.mkdir(parents=True)
+    go.mkdir(parents=True)
+    for i in range(6):
+        (java / f"Other{i}.java").write_text(
+            f"package app;\n\nclass Other{i} {{\n    int v() {{ return Other{(i + 1) % 6}.w(); }}\n"
+            "    static int w() { return 0; }\n}\n"
+        )
+        (go / f"other{i}.go").write_text(
+            f"package main\n\nfunc other{i}() int {{ return other{(i + 1) % 6}() }}\n"
+        )
+    (java / "Caller.java").write_text(
+        "package app;\n\nclass Caller {\n    int use() { return Later.later(); }\n}\n"
+    )
+    (go / "caller.go").write_text("package main\n\nfunc caller() int { return later() }\n")
+    service.index_resource(RESOURCE_A, root, project="guesses")
+    # A file indexed before module nodes listed their guesses may have made any of them.
+    index = ProjectIndex.open("guesses", service.registry, service.config, create=False)
+    try:
+        index.nodes._db.execute(
+            "UPDATE nodes SET properties = json_remove(properties, '$.package_guesses') "
+            "WHERE path = 'cmd/other0.go' AND qualname = ''"
+        )
+    finally:
+        index.close()
+    (java / "Later.java").write_text(
+        "package app;\n\nclass Later {\n    static int later() { return 3; }\n}\n"
+    )
+    (go / "later.go").write_text("package main\n\nfunc later() int { return 3 }\n")
+    run = service.index_resource(RESOURCE_A, root, project="guesses").run
+    assert run is not None and run.files_dependent == 3  # Caller.java, caller.go, other0.go
+    refreshed = _current_edges(service, "guesses", RESOURCE_A)
+    assert refreshed["https://cleveragents.ai/r/R/src/app/Caller.java#Caller.use"][1] == [
+        "https://cleveragents.ai/r/R/src/app/Later.java#Later.later"
+    ]
+    assert refreshed["https://cleveragents.ai/r/R/cmd/caller.go#caller"][1] == [
+        "https://cleveragents.ai/r/R/cmd/later.go#later"
+    ]
+    assert refreshed == _cold_edges(service, root, "guesses", tmp_path / "cold", monkeypatch)
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,6 +15,8 @@ from cleveragents.models.uko import UKONode, node_uri
 __all__ = [
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
+    "GUESSED_KEYS",
+    "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
     "NodeFactory",
     "collapse",
@@ -223,6 +225,18 @@ class NodeFactory:
 def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """Edges without repeats, first occurrence order kept."""
     return list(dict.fromkeys(items))
+
+
+#: The names the Go and Java analyzers guess a package holds (``go:<folder>.<name>``,
+#: ``java:<package>.<Class>``): a Go call to a plain name, a Java class used without an
+#: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
+#: and is no edge.
+GUESSED_KEYS = ("go:", "java:")
+#: The module node's property listing (one a line) the names a Go or Java file guesses
+#: its package holds (``go:<folder>.<name>``, ``java:<package>.<Class>``; see
+#: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
+#: this says which of the package's other files named it.
+PACKAGE_GUESSES = "package_guesses"
 
 
 def go_package_symbol(relative: str, name: str) -> str:

@@ -37,6 +37,8 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    GUESSED_KEYS,
+    PACKAGE_GUESSES,
     NodeFactory,
     collapse,
     dedupe,
@@ -68,6 +70,8 @@ IMPLEMENTS_TRAIT = "uko-rs:implementsTrait"
 IMPL_FOR = "uko-rs:implFor"
 
 _SHORT = 10
+#: The edge targets that are guesses at a package's names (see ``same_package``).
+_GUESSED = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -247,6 +251,17 @@ class _FileBuilder:
         self.resolve_calls(root)
         self.mark_overloads()
         module.edges.extend(dedupe(self.module_edges))
+        if self.spec.name in ("go", "java"):
+            module.properties[PACKAGE_GUESSES] = "\n".join(
+                sorted(
+                    {
+                        target[len("symbol:") :]
+                        for node in self.factory.nodes
+                        for _, target in node.edges
+                        if target.startswith(_GUESSED)
+                    }
+                )
+            )
         self.render_module(module, module_doc, members)
         errors = [] if not root.has_error else [self.first_error(root)]
         return self.factory.nodes, errors

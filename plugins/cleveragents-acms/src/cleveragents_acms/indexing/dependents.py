@@ -11,8 +11,9 @@ still come out differently from a cold index of the same files:
   callee): a cold index resolves it;
 * it references a definition by a name that a definition the refresh adds
   answers too: a cold index leaves the name ambiguous;
-* it is a Go or Java file of the package where the refresh adds what it calls
-  by a plain name (a guess that is not kept while nothing answers it);
+* it is a Go or Java file that calls by a plain name what the refresh adds to its
+  package (a guess that is no edge while nothing answers it; the file's module node
+  lists its guesses);
 * it names what the refresh adds by a Rust path through ``use`` declarations
   (``crate::parser::Span`` re-exported from ``parser::spans``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
@@ -24,9 +25,10 @@ edges changed) leaves the edges a cold index gives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from cleveragents_acms.analyzers._common import PACKAGE_GUESSES
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
     RUST_HOPS,
@@ -68,11 +70,11 @@ def dependent_files(
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
-    targets, defining = _name_targets(nodes, resource_id, now, before, gone, touched)
+    targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
-    found |= _package_files(defining, present)
+    found |= _guessing_files(nodes, resource_id, guessed, present)
     return (found - touched) & set(present)
 
 
@@ -100,7 +102,7 @@ def _name_targets(
     before: set[str],
     gone: set[str],
     touched: set[str],
-) -> tuple[set[str], set[str]]:
+) -> tuple[set[str], dict[str, str]]:
     """The edge targets whose meaning the nodes that come and go change, for the names
     those nodes answer to (a name resolves when exactly one node answers it):
 
@@ -109,26 +111,26 @@ def _name_targets(
     * the URI of the one node that answered a name before, where that is no longer so: a
       reference resolved to it by that name is ambiguous, or resolves elsewhere, now.
 
-    Also the files of the nodes that are now the only ones to answer a name the Go and
-    Java analyzers guess a package holds (see :func:`_package_files`).
+    Also the names the Go and Java analyzers guess a package holds that one node answers
+    now and not before, each with that node's file (see :func:`_guessing_files`).
     """
     new = [n for n in now if n.uri not in before]
     keys = {key for node in new for key in symbol_keys(node)}
     keys.update(key for node in nodes.nodes_at(resource_id, gone) for key in symbol_keys(node))
     if not keys:
-        return set(), set()
+        return set(), {}
     short = {key.rsplit(".", 1)[-1] for key in keys}
     stored = nodes.nodes_named([resource_id], short)
     after = [n for n in stored if n.path not in touched] + list(now)
     answered_before, answered_now = _answering(stored, keys), _answering(after, keys)
     path_of = {n.uri: n.path for n in after}
     targets: set[str] = set()
-    guessed: set[str] = set()
+    guessed: dict[str, str] = {}
     for key in keys:
         was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
         if len(is_) == 1 and was != is_:
             if key.startswith(GUESSED_KEYS):
-                guessed.add(path_of[next(iter(is_))])
+                guessed[key] = path_of[next(iter(is_))]
             else:
                 targets.add(SYMBOL + key)
         if len(was) == 1 and was != is_:
@@ -230,15 +232,29 @@ def _rust_aliases(
     return {SYMBOL + path for path in found | relative}
 
 
-def _package_files(defining: set[str], present: Sequence[str]) -> set[str]:
-    """The files of the same folder and language as each of ``defining``: those that may
-    call, by a plain name, what it now defines (a Go package, a Java package). Such a
-    call is a guess that the name is the package's, not kept when nothing answered it,
-    so there is no edge to look for."""
-    folders = {(path.rpartition("/")[0], path.rpartition(".")[2]) for path in defining}
-    return {
-        path for path in present if (path.rpartition("/")[0], path.rpartition(".")[2]) in folders
-    }
+def _guessing_files(
+    nodes: NodeStore, resource_id: str, guessed: Mapping[str, str], present: Sequence[str]
+) -> set[str]:
+    """The files that call, by a plain name, what one of ``guessed`` names (a name the
+    Go and Java analyzers guess a package holds -> the file now defining it).
+
+    Such a call is a guess that the name is the package's, no edge while nothing answers
+    it: each file's module node lists its guesses (``PACKAGE_GUESSES``), so only the
+    files of the package (same folder and language) that made the guess are analysed
+    again, not the whole package. A file whose module node has no list (indexed before
+    there was one) may have made it.
+    """
+    if not guessed:
+        return set()
+    folders = {(path.rpartition("/")[0], path.rpartition(".")[2]) for path in guessed.values()}
+    package = [p for p in present if (p.rpartition("/")[0], p.rpartition(".")[2]) in folders]
+    keys = set(guessed)
+    found: set[str] = set()
+    for module in nodes.modules_at([resource_id], package):
+        names = module.properties.get(PACKAGE_GUESSES)
+        if names is None or not keys.isdisjoint(names.split("\n")):
+            found.add(module.path)
+    return found
 
 
 def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:

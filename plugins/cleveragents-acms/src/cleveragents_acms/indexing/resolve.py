@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Iterator
 
 from cleveragents.models.uko import UKONode
-from cleveragents_acms.analyzers._common import go_package_symbol
+from cleveragents_acms.analyzers._common import GUESSED_KEYS, go_package_symbol
 
 __all__ = [
     "GUESSED_KEYS",
@@ -36,11 +36,6 @@ RUST_USE = "uko-rs:Use"
 #: The scheme of an edge target no node answers (yet).
 SYMBOL = "symbol:"
 _PREFIX = SYMBOL
-#: The names the Go and Java analyzers guess a package holds (``go:<folder>.<name>``,
-#: ``java:<package>.<Class>``): a Go call to a plain name, a Java class used without an
-#: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
-#: and is no edge.
-GUESSED_KEYS = ("go:", "java:")
 _GUESSED = tuple(_PREFIX + key for key in GUESSED_KEYS)
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
