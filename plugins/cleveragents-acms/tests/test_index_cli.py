@@ -311,6 +311,7 @@ def test_resource_add_indexes_immediately(tmp_path: Path, repo: Path) -> None:
     _run(home, "project", "create", "shop")
     out = _run(home, "resource", "add", str(repo), "--project", "shop")
     assert "Indexed shop into project shop" in out.stdout
+    assert "this run: files 4 analysed" in out.stdout  # the summary `index` prints
     status = json.loads(_run(home, "index", "status", "--project", "shop", "--json").stdout)
     assert status and status[0]["file_count"] == 4
     _run(home, "resource", "remove", "shop", "--yes")
@@ -478,6 +479,43 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes in /proc")
+def test_resource_add_interrupted_says_how_to_finish(tmp_path: Path) -> None:
+    """Ctrl-C during the indexing `resource add` starts: the resource stays registered,
+    the status says the run was interrupted, the message says how to finish (no
+    traceback, no bare "Aborted!"), and `cleveragents index` finishes it."""
+    import pip
+
+    corpus = tmp_path / "pip"
+    shutil.copytree(Path(pip.__file__).parent, corpus, ignore=shutil.ignore_patterns("*.pyc"))
+    home = tmp_path / "home"
+    _run(home, "project", "create", "pip")
+    run = subprocess.Popen(
+        [CLI, "resource", "add", str(corpus), "--project", "pip"],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while not _children(run.pid):  # the analysis pool is up
+        assert run.poll() is None and time.monotonic() < deadline, "no workers were started"
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGINT)
+    _, errors = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert "Interrupted: the index of" in errors
+    assert "Traceback" not in errors and "Aborted" not in errors
+    (status,) = json.loads(_run(home, "index", "status", "--json").stdout)
+    assert "interrupted" in status["error_message"]
+    out = _run(home, "index", str(corpus), "--project", "pip").stdout
+    assert "Indexed pip into project pip" in out
+    (status,) = json.loads(_run(home, "index", "status", "--json").stdout)
+    assert status["status"] == "ready" and status["file_count"] > 400
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes in /proc")

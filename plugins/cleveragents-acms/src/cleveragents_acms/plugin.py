@@ -41,15 +41,17 @@ def cleveragents_resource_added(resource: object, project: str | None, app: obje
     location = getattr(resource, "location", None)
     if not location:
         return
-    stored, project_name = ensure_resource(app, Path(location), project)
-    result = index_resource(app, stored, project_name)
     import click
 
-    meta = result.metadata
-    click.echo(
-        f"Indexed {stored.label} into project {project_name}: "
-        f"{meta.file_count} files, {meta.node_count} nodes"
-    )
+    from cleveragents_acms.cli.index_cmd import interrupted, summary
+
+    stored, project_name = ensure_resource(app, Path(location), project)
+    try:
+        result = index_resource(app, stored, project_name)
+    except KeyboardInterrupt:
+        click.echo(interrupted(location), err=True)
+        raise SystemExit(130) from None  # not an Exception: the host lets it through
+    click.echo(summary(stored, result))
 
 
 @hookimpl

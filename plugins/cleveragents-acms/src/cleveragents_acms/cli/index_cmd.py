@@ -36,7 +36,16 @@ def index() -> None:
     """
 
 
-def _summary(resource: Any, result: Any) -> str:
+def interrupted(path: Path | str) -> str:
+    """What to tell someone who stopped a run with Ctrl-C."""
+    return (
+        f"\nInterrupted: the index of {path} is as it was before this run (if there was "
+        "one, it still answers); run `cleveragents index` on it again to finish."
+    )
+
+
+def summary(resource: Any, result: Any) -> str:
+    """What a run did, for people: counts, skipped files, limits hit, file problems."""
     from cleveragents_acms.analyzers.files import SkipReason
 
     run, meta = result.run, result.metadata
@@ -146,11 +155,7 @@ def build(
             show_progress=None if not as_json else False,
         )
     except KeyboardInterrupt:
-        click.echo(
-            f"\nInterrupted: the index of {path} is as it was before this run (if there was "
-            "one, it still answers); run `cleveragents index` on it again to finish.",
-            err=True,
-        )
+        click.echo(interrupted(path), err=True)
         raise click.exceptions.Exit(130) from None
     if as_json:
         emit_json(
@@ -161,7 +166,7 @@ def build(
             }
         )
     else:
-        click.echo(_summary(resource, result))
+        click.echo(summary(resource, result))
     if not watch_:
         return
     from cleveragents_acms.indexing.watch import watch
