@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -374,6 +375,44 @@ def test_query_at_time_returns_each_version(backend: OxigraphGraphBackend) -> No
     assert signature_at(T2) == ["def f(x, y)"]
     assert signature_at(T3) == ["def f(x, y)"]
     assert backend.query_at_time(T3, frozenset({RES_B})).triples == []
+
+
+def test_sparql_at_time_sees_the_graph_as_it_stood(backend: OxigraphGraphBackend) -> None:
+    """A query at T sees the versions valid at T under their nodes' URIs: a node removed
+    since is there, one added since is not, a revised one has its old text; no
+    bookkeeping of later changes; the same triples as ``query_at_time``."""
+    gone = function(RES_A, "m.py", "gone", signature="def gone()")
+    f = function(RES_A, "m.py", "f", signature="def f(x)")
+    backend.add_nodes([module(RES_A, "m.py"), f, gone], valid_from=T1)
+    backend.retire([f.uri], valid_until=T2, successor_uris=[f.uri])
+    backend.retire([gone.uri], valid_until=T2)
+    backend.add_nodes(
+        [function(RES_A, "m.py", "f", signature="def f(x, y)"), function(RES_A, "m.py", "new")],
+        valid_from=T2,
+    )
+    scope = frozenset({RES_A})
+    named = "SELECT ?n ?sig WHERE { ?f uko:name ?n OPTIONAL { ?f uko-code:signature ?sig } }"
+
+    def rows(moment: datetime) -> list[tuple[str, str]]:
+        result = backend.sparql_at_time(named, moment, scope=scope)
+        return sorted((r["n"], r.get("sig", "")) for r in json.loads(result.metadata["bindings"]))
+
+    assert rows(T1 - timedelta(days=1)) == []
+    assert rows(T1) == [("f", "def f(x)"), ("gone", "def gone()"), ("m.py", "")]
+    assert rows(T3) == [("f", "def f(x, y)"), ("m.py", ""), ("new", "def new()")]
+    subjects = "SELECT DISTINCT ?s WHERE { ?s ?p ?o }"
+    uris = json.loads(backend.sparql_at_time(subjects, T1, scope=scope).metadata["bindings"])
+    assert {r["s"] for r in uris} == {module(RES_A, "m.py").uri, f.uri, gone.uri}
+    bookkeeping = "ASK { { ?s uko:isCurrent ?c } UNION { ?s uko:validUntil ?u } }"
+    for moment in (T1, T3):
+        assert backend.sparql_at_time(bookkeeping, moment, scope=scope).metadata["boolean"] == (
+            "false"
+        )
+        everything = backend.sparql_at_time(
+            "SELECT ?s ?p ?o WHERE { ?s ?p ?o }", moment, scope=scope
+        )
+        assert sorted(everything.triples) == backend.query_at_time(moment, scope).triples
+    assert backend.sparql_at_time(named, T3, scope=frozenset({RES_B})).metadata["count"] == "0"
 
 
 def test_add_nodes_revises_an_already_current_node(backend: OxigraphGraphBackend) -> None:

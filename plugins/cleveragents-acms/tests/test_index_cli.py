@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -404,6 +405,7 @@ def test_sparql_answers_each_query_form(tmp_path: Path, repo: Path) -> None:
         timeout=120,
     )
     assert json.loads(from_stdin.stdout) == {"boolean": True}
+    before = datetime.now(UTC).isoformat()
     cart = repo / "shop" / "cart.py"
     cart.write_text(cart.read_text().replace("add_item", "put_item"))
     _run(home, "index", str(repo), "--project", "shop")
@@ -411,6 +413,23 @@ def test_sparql_answers_each_query_form(tmp_path: Path, repo: Path) -> None:
     assert _run(home, "index", "sparql", gone, "--project", "shop").stdout.strip() == "false"
     kept = _run(home, "index", "sparql", gone, "--project", "shop", "--history").stdout
     assert kept.strip() == "true"
+    # --at: the graph as it stood before the rename, each version under its node's URI
+    named = "SELECT ?m ?name WHERE { ?m a uko-py:Method ; uko:name ?name }"
+    then = json.loads(
+        _run(home, "index", "sparql", named, "--project", "shop", "--at", before, "--json").stdout
+    )
+    assert then["at"] == before
+    assert [(r["m"].rsplit("/", 1)[1], r["name"]) for r in then["rows"]] == [
+        ("cart.py#Cart.add_item", "add_item")
+    ]
+    now = _run(home, "index", "sparql", named, "--project", "shop", "--json").stdout
+    assert [r["name"] for r in json.loads(now)["rows"]] == ["put_item"]
+    vague = _run(home, "index", "sparql", gone, "--project", "shop", "--at", "last week",
+                 check=False)  # fmt: skip
+    assert vague.returncode == 2 and "is not an ISO 8601 time" in vague.stderr
+    both = _run(home, "index", "sparql", gone, "--project", "shop", "--at", before, "--history",
+                check=False)  # fmt: skip
+    assert both.returncode == 2 and "--at and --history" in both.stderr
     bad = _run(home, "index", "sparql", "SELEC ?x", "--project", "shop", check=False)
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("Error [422] VALIDATION_FAILED: invalid SPARQL query")

@@ -24,7 +24,8 @@ tokens, preamble included.
 ``open_context(home=None) -> ContextService`` gives the service behind it,
 for repeated assemblies (it re-assembles only when the budget moved by more
 than ``context.budget.refresh-threshold``), ``expand(uri, project=…)``,
-``search(query, project=…)`` (the text index), ``sparql(query, project=…)`` (the graph),
+``search(query, project=…)`` (the text index), ``sparql(query, project=…, at=None)``
+(the graph; ``at``, a datetime: the graph as it stood then),
 policies (``service.policies``), tiers (``service.tiers``) and the history
 (``service.history``). ``home`` sets ``$CLEVERAGENTS_HOME`` for the process.
 

@@ -474,35 +474,7 @@ class OxigraphGraphBackend:
         per binding; rows are also in ``metadata["bindings"]`` (JSON). ASK gives
         no triples and ``metadata["boolean"]``.
         """
-        result = self._query(query, scope, include_history)
-        if isinstance(result, ox.QueryBoolean):
-            return GraphResult([], {"form": "ask", "boolean": str(bool(result)).lower()})
-        if isinstance(result, ox.QueryTriples):
-            triples = [
-                (_term_str(t.subject), _term_str(t.predicate), _term_str(t.object)) for t in result
-            ]
-            return GraphResult(triples, {"form": "construct", "count": str(len(triples))})
-        names = [v.value for v in result.variables]
-        rows = [
-            {name: _term_str(solution[name]) for name in names if solution[name] is not None}
-            for solution in result
-        ]
-        if len(names) == 3:
-            triples = [
-                (row.get(names[0], ""), row.get(names[1], ""), row.get(names[2], ""))
-                for row in rows
-            ]
-        else:
-            triples = [(f"_:row{i}", n, v) for i, row in enumerate(rows) for n, v in row.items()]
-        return GraphResult(
-            triples,  # type: ignore[arg-type]
-            {
-                "form": "select",
-                "variables": ",".join(names),
-                "bindings": json.dumps(rows),
-                "count": str(len(rows)),
-            },
-        )
+        return _shaped(self._query(query, scope, include_history))
 
     def select(
         self, query: str, *, scope: frozenset[str], include_history: bool = False
@@ -641,33 +613,80 @@ class OxigraphGraphBackend:
         bookkeeping of later changes (``isCurrent``, ``validUntil``) is left out.
         ``scope=None`` reads every resource (administrative use).
         """
+        snapshot = self._snapshot(timestamp, scope)
+        triples = sorted(
+            (_term_str(q.subject), _term_str(q.predicate), _term_str(q.object))
+            for q in snapshot.quads_for_pattern(None, None, None)
+        )
+        return GraphResult(triples, {"timestamp": _lexical(timestamp)})
+
+    def sparql_at_time(
+        self, query: str, timestamp: datetime, *, scope: frozenset[str]
+    ) -> GraphResult:
+        """:meth:`sparql_query` over the graph as it stood at ``timestamp``: the triples
+        :meth:`query_at_time` gives, in a store in memory."""
+        require_text("query", query)
+        scope = require_scope(scope)
+        _reject_service(query)
+        snapshot = self._snapshot(timestamp, scope)
+        try:
+            result = snapshot.query(query, prefixes=PREFIXES)
+        except SyntaxError as exc:
+            raise InvalidArgumentError(f"invalid SPARQL query: {exc}") from exc
+        return _shaped(result, timestamp=_lexical(timestamp))
+
+    def _snapshot(self, timestamp: datetime, scope: frozenset[str] | None) -> ox.Store:
+        """A store in memory holding the node triples valid at ``timestamp``.
+
+        Most of a graph at any time is its current versions: the current graphs are
+        copied whole as N-Triples (no term passes through Python) and the versions made
+        after ``timestamp`` taken out again; the retired versions valid then come from
+        the history graphs, each under its node's URI. For the JDK's 110k nodes (1.2
+        million triples) this takes 16 s and 1.1 GB, most of it reading every triple out
+        of the store, which any copy pays; one query joining every version's dates took
+        27 s.
+        """
         if scope is not None:
             scope = require_scope(scope)
-        at = f'"{_lexical(timestamp)}"^^<{XSD}dateTime>'
         graphs = self._dataset(scope, include_history=True)
-        if not graphs:
-            return GraphResult([], {"timestamp": _lexical(timestamp)})
-        query = f"""
-            SELECT ?s ?p ?o ?stable WHERE {{
-              ?s <{UKO}validFrom> ?from .
-              FILTER(?from <= {at})
-              OPTIONAL {{ ?s <{UKO}validUntil> ?until }}
-              FILTER(!BOUND(?until) || ?until > {at})
-              ?s ?p ?o .
-              OPTIONAL {{ ?s <{DCTERMS}isVersionOf> ?stable }}
-            }}"""
-        skip = {_VERSION_OF.value, _N["isCurrent"].value, _N["validUntil"].value}
-        triples: set[tuple[str, str, str]] = set()
-        rows = self.store.query(query, default_graph=graphs, named_graphs=graphs)
-        assert isinstance(rows, ox.QuerySolutions)
-        for row in rows:
-            predicate = row["p"].value
-            if predicate in skip:
-                continue
-            stable = row["stable"]
-            subject = stable.value if stable is not None else _term_str(row["s"])
-            triples.add((subject, predicate, _term_str(row["o"])))
-        return GraphResult(sorted(triples), {"timestamp": _lexical(timestamp)})
+        snapshot = ox.Store()
+        n_triples = ox.RdfFormat.N_TRIPLES
+        for graph in graphs:
+            if _is_current_graph(graph):
+                data = self.store.dump(format=n_triples, from_graph=graph)
+                if data:
+                    snapshot.bulk_load(data, format=n_triples)
+        at = f'"{_lexical(timestamp)}"^^<{XSD}dateTime>'
+        snapshot.update(
+            f"DELETE {{ ?s ?p ?o }} WHERE {{ ?s <{UKO}validFrom> ?from FILTER(?from > {at}) "
+            "?s ?p ?o }"
+        )
+        snapshot.update(f"DELETE WHERE {{ ?s <{UKO}isCurrent> ?current }}")
+        snapshot.update(  # what is not a node's (no validFrom) has no time to be valid at
+            f"DELETE {{ ?s ?p ?o }} WHERE {{ ?s ?p ?o "
+            f"FILTER NOT EXISTS {{ ?s <{UKO}validFrom> ?from }} }}"
+        )
+        history = [g for g in graphs if _is_history(g)]
+        if history:
+            skip = ", ".join(
+                f"<{p.value}>" for p in (_VERSION_OF, _N["isCurrent"], _N["validUntil"])
+            )
+            retired = self.store.query(
+                f"""CONSTRUCT {{ ?stable ?p ?o }} WHERE {{
+                  ?s <{DCTERMS}isVersionOf> ?stable ; <{UKO}validFrom> ?from ;
+                     <{UKO}validUntil> ?until .
+                  FILTER(?from <= {at} && ?until > {at})
+                  ?s ?p ?o .
+                  FILTER(?p NOT IN ({skip}))
+                }}""",
+                default_graph=history,
+                named_graphs=history,
+            )
+            assert isinstance(retired, ox.QueryTriples)
+            data = retired.serialize(format=n_triples)
+            if data:
+                snapshot.bulk_load(data, format=n_triples)
+        return snapshot
 
     def subgraph_by_resources(
         self,
@@ -821,3 +840,36 @@ class _TriGWriter:
         if resource is not None:
             out.append("}\n")
         return quads
+
+
+def _shaped(result: Any, **extra: str) -> GraphResult:
+    """A query's answer as :meth:`OxigraphGraphBackend.sparql_query` gives it (``extra``:
+    more metadata)."""
+    if isinstance(result, ox.QueryBoolean):
+        return GraphResult([], {"form": "ask", "boolean": str(bool(result)).lower(), **extra})
+    if isinstance(result, ox.QueryTriples):
+        triples = [
+            (_term_str(t.subject), _term_str(t.predicate), _term_str(t.object)) for t in result
+        ]
+        return GraphResult(triples, {"form": "construct", "count": str(len(triples)), **extra})
+    names = [v.value for v in result.variables]
+    rows = [
+        {name: _term_str(solution[name]) for name in names if solution[name] is not None}
+        for solution in result
+    ]
+    if len(names) == 3:
+        triples = [
+            (row.get(names[0], ""), row.get(names[1], ""), row.get(names[2], "")) for row in rows
+        ]
+    else:
+        triples = [(f"_:row{i}", n, v) for i, row in enumerate(rows) for n, v in row.items()]
+    return GraphResult(
+        triples,  # type: ignore[arg-type]
+        {
+            "form": "select",
+            "variables": ",".join(names),
+            "bindings": json.dumps(rows),
+            "count": str(len(rows)),
+            **extra,
+        },
+    )

@@ -320,38 +320,65 @@ def search(
 @click.option(
     "--history", is_flag=True, help="Also match retired versions of nodes (revision history)."
 )
+@click.option(
+    "--at",
+    "at",
+    default=None,
+    metavar="TIME",
+    help="Query the graph as it stood at TIME (ISO 8601, e.g. 2026-11-30T14:00; "
+    "UTC unless it has an offset).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @pass_app
-def sparql(app: App, query: str, project: str | None, history: bool, as_json: bool) -> None:
+def sparql(
+    app: App, query: str, project: str | None, history: bool, at: str | None, as_json: bool
+) -> None:
     """Run a SPARQL query over the project's knowledge graph.
 
     Only the project's resources are visible. The UKO prefixes (uko:, uko-code:,
     uko-py: …, rdf:, rdfs:, xsd:, dcterms:) are predeclared. SELECT prints a table,
     ASK true or false, CONSTRUCT and DESCRIBE their triples. QUERY `-` reads it from
     standard input, e.g. `cleveragents index sparql - < query.rq`.
+
+    --at TIME answers from the node versions valid at TIME, each under its node's URI
+    (what a file defined and depended on before a change), copied into memory first: a
+    few seconds for 10k nodes, about 16 s for 100k. --history matches every version,
+    retired ones under their revision IRIs.
     """
     import json
 
+    from cleveragents.models.ids import parse_instant
     from cleveragents_acms.cli._context_common import resolve_project, service_for
 
+    when = parse_instant(at) if at is not None else None
+    if at is not None and when is None:
+        raise click.BadParameter(
+            f"{at!r} is not an ISO 8601 time (e.g. 2026-11-30 or 2026-11-30T14:00:00+01:00)",
+            param_hint="--at",
+        )
+    if when is not None and history:
+        raise click.UsageError("--at and --history do not go together: choose one")
     name = resolve_project(app, project)
-    result = service_for(app).sparql(_query_text(query), project=name, include_history=history)
+    result = service_for(app).sparql(
+        _query_text(query), project=name, include_history=history, at=when
+    )
+    stamp = {"at": when.isoformat()} if when is not None else {}
     form = result.metadata.get("form")
     if form == "ask":
         answer = result.metadata.get("boolean") == "true"
         if as_json:
-            emit_json({"boolean": answer})
+            emit_json({**stamp, "boolean": answer})
         else:
             click.echo(str(answer).lower())
     elif form == "select":
         variables = [v for v in result.metadata.get("variables", "").split(",") if v]
         rows = json.loads(result.metadata.get("bindings", "[]"))
         if as_json:
-            emit_json({"variables": variables, "rows": rows})
+            emit_json({**stamp, "variables": variables, "rows": rows})
         else:
             emit_table(rows, variables, empty="No rows.")
     elif as_json:
-        emit_json({"triples": [list(t) for t in result.triples]})
+        emit_json({**stamp, "triples": [list(t) for t in result.triples]})
     else:
         for triple in result.triples:
             click.echo(" ".join(triple))

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -336,12 +337,29 @@ class ContextService:
                 query.strip(), scope=scope.resources, max_results=limit
             )
 
-    def sparql(self, query: str, *, project: str, include_history: bool = False) -> GraphResult:
+    def sparql(
+        self,
+        query: str,
+        *,
+        project: str,
+        include_history: bool = False,
+        at: datetime | None = None,
+    ) -> GraphResult:
         """A SPARQL query over the project's knowledge graph, restricted to the resources
-        the default view allows (``include_history``: retired node versions too)."""
+        the default view allows (``include_history``: retired node versions too; ``at``:
+        the graph as it stood then, each node version valid at that time under its node's
+        URI)."""
         if not query or not query.strip():
             raise ValidationError("give a SPARQL query")
+        if at is not None and include_history:
+            raise ValidationError("ask for the graph at a time or with its history, not both")
         with self._store_of(project, "default", "graph", "knowledge graph") as (graph, scope, _):
+            if at is not None:
+                if not callable(getattr(graph, "sparql_at_time", None)):
+                    raise ValidationError(
+                        f"{type(graph).__name__} keeps no revisions to query at a time"
+                    )
+                return graph.sparql_at_time(query, at, scope=scope.resources)
             history = {"include_history": True} if include_history else {}
             return graph.sparql_query(query, scope=scope.resources, **history)
 
