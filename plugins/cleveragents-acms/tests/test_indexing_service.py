@@ -300,6 +300,52 @@ def test_a_name_added_to_a_package_sends_only_the_files_that_guessed_it(
     assert refreshed == _cold_edges(service, root, "guesses", tmp_path / "cold", monkeypatch)
 
 
+def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Which overload a Java call picks depends on its arguments' types: the call resolves
+    to every overload of the name (it was left unresolved, as ambiguous). An overload
+    added or removed by a refresh moves the callers' edges as a cold index would."""
+    root = tmp_path / "overloads"
+    util, app = root / "src" / "util", root / "src" / "app"
+    util.mkdir(parents=True)
+    app.mkdir(parents=True)
+    checks = util / "Checks.java"
+    one, two = (
+        "    public static Object need(Object o) { return o; }\n",
+        "    public static Object need(Object o, String why) { return o; }\n",
+    )
+    checks.write_text(f"package util;\n\npublic class Checks {{\n{one}{two}}}\n")
+    (app / "Main.java").write_text(
+        "package app;\n\nimport util.Checks;\n\n"
+        "class Main {\n    Object run(Object x) { return Checks.need(x); }\n}\n"
+    )
+    (util / "Local.java").write_text(  # the same package, no import
+        "package util;\n\nclass Local {\n"
+        '    Object run(Object x) { return Checks.need(x, ""); }\n}\n'
+    )
+    service.index_resource(RESOURCE_A, root, project="overloads")
+    need = "https://cleveragents.ai/r/R/src/util/Checks.java#Checks.need"
+    main = "https://cleveragents.ai/r/R/src/app/Main.java#Main.run"
+    local = "https://cleveragents.ai/r/R/src/util/Local.java#Local.run"
+    edges = _current_edges(service, "overloads", RESOURCE_A)
+    assert edges[main][1] == edges[local][1] == [need, f"{need}~2"]
+    three = "    public static Object need(Object o, int code) { return o; }\n"
+    checks.write_text(f"package util;\n\npublic class Checks {{\n{one}{two}{three}}}\n")
+    run = service.index_resource(RESOURCE_A, root, project="overloads").run
+    assert run is not None and run.files_dependent == 2
+    edges = _current_edges(service, "overloads", RESOURCE_A)
+    assert edges[main][1] == [need, f"{need}~2", f"{need}~3"]
+    assert edges == _cold_edges(service, root, "overloads", tmp_path / "cold", monkeypatch)
+    checks.write_text(f"package util;\n\npublic class Checks {{\n{one}}}\n")
+    service.index_resource(RESOURCE_A, root, project="overloads")
+    edges = _current_edges(service, "overloads", RESOURCE_A)
+    assert edges[main][1] == edges[local][1] == [need]
+    assert edges == _cold_edges(service, root, "overloads", tmp_path / "cold2", monkeypatch)
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

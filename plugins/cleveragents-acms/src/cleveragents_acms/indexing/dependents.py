@@ -34,6 +34,7 @@ from cleveragents_acms.indexing.resolve import (
     RUST_HOPS,
     RUST_USE,
     SYMBOL,
+    resolves,
     rust_bindings,
     rust_module_files,
     symbol_keys,
@@ -104,12 +105,14 @@ def _name_targets(
     touched: set[str],
 ) -> tuple[set[str], dict[str, str]]:
     """The edge targets whose meaning the nodes that come and go change, for the names
-    those nodes answer to (a name resolves when exactly one node answers it):
+    those nodes answer to (a name resolves when exactly one node answers it, or the
+    overloads of one Java method: :func:`resolve.resolves`):
 
-    * ``symbol:<name>``, where one node answers a name now and not one did before: an
-      unresolved reference to it resolves now;
-    * the URI of the one node that answered a name before, where that is no longer so: a
-      reference resolved to it by that name is ambiguous, or resolves elsewhere, now.
+    * ``symbol:<name>``, where the nodes answering a name now resolve it and differ from
+      those before: an unresolved reference to it resolves now;
+    * the URIs of the nodes that resolved a name before, where they no longer are the
+      ones answering it: a reference resolved to them by that name is ambiguous, or
+      resolves elsewhere, now.
 
     Also the names the Go and Java analyzers guess a package holds that one node answers
     now and not before, each with that node's file (see :func:`_guessing_files`).
@@ -128,12 +131,12 @@ def _name_targets(
     guessed: dict[str, str] = {}
     for key in keys:
         was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
-        if len(is_) == 1 and was != is_:
+        if resolves(is_) and was != is_:
             if key.startswith(GUESSED_KEYS):
                 guessed[key] = path_of[next(iter(is_))]
             else:
                 targets.add(SYMBOL + key)
-        if len(was) == 1 and was != is_:
+        if resolves(was) and was != is_:
             targets.update(was)
     if any(n.path.endswith(".rs") for n in new):
         coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}

@@ -3,7 +3,8 @@
 Analyzers see one file at a time, so an import, base class or call names a
 symbol (``symbol:pkg.mod.Class``); the indexer knows every node of the
 resource and replaces the name with the node's URI when exactly one node
-answers to it. Ambiguous or external names stay symbolic.
+answers to it (with the URIs of all of them when they are the overloads of one
+Java method). Ambiguous or external names stay symbolic.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ __all__ = [
     "RUST_HOPS",
     "RUST_USE",
     "SYMBOL",
+    "is_overload_set",
     "resolve_edges",
+    "resolves",
     "rust_bindings",
     "rust_module",
     "rust_module_files",
@@ -173,6 +176,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     resolved = 0
     for node in nodes:
         guessed = False
+        overloads: list[tuple[str, str]] = []
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
@@ -188,6 +192,13 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 if uri != node.uri:
                     node.edges[i] = (predicate, uri)
                     resolved += 1
+            elif candidates and is_overload_set(candidates):
+                # A call by the name of overloaded Java methods is to one of them, which the
+                # arguments' types pick: it depends on the set.
+                chosen = sorted(candidates - {node.uri})
+                node.edges[i] = (predicate, chosen[0])
+                overloads.extend((predicate, uri) for uri in chosen[1:])
+                resolved += 1
             elif target.startswith(_RUST_RELATIVE) and node.path.endswith(".rs"):
                 # Left unresolved, named from the crate's root: what the definition will
                 # answer to if it comes (and what a reader can tell apart).
@@ -198,7 +209,32 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             guessed = guessed or target.startswith(_GUESSED)
         if guessed:
             node.edges = [e for e in node.edges if not e[1].startswith(_GUESSED)]
+        if overloads:
+            node.edges = list(dict.fromkeys([*node.edges, *overloads]))
     return resolved
+
+
+def resolves(candidates: set[str]) -> bool:
+    """Whether a name the nodes ``candidates`` answer resolves: one node answers it, or
+    the overloads of one Java method (see :func:`is_overload_set`)."""
+    return len(candidates) == 1 or is_overload_set(candidates)
+
+
+def is_overload_set(candidates: set[str]) -> bool:
+    """True for the URIs of a Java method's overloads: one qualified name in one ``.java``
+    file, the second and later made unique as ``Name~2``, ``Name~3`` … A call by that
+    name resolves to all of them (``symbol:java.util.Objects.requireNonNull``, three
+    overloads, was left unresolved 399 times in the JDK's ``java.util``)."""
+    if len(candidates) < 2:
+        return False
+    bases = {_overloaded(uri) for uri in candidates}
+    return len(bases) == 1 and next(iter(bases)).partition("#")[0].endswith(".java")
+
+
+def _overloaded(uri: str) -> str:
+    """``…/A.java#A.run~2`` -> ``…/A.java#A.run``; any other URI as it is."""
+    head, tilde, tail = uri.rpartition("~")
+    return head if tilde and tail.isdigit() and "#" in head else uri
 
 
 def rust_module(path: str) -> str | None:
