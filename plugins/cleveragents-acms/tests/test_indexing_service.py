@@ -300,6 +300,37 @@ def test_a_name_added_to_a_package_sends_only_the_files_that_guessed_it(
     assert refreshed == _cold_edges(service, root, "guesses", tmp_path / "cold", monkeypatch)
 
 
+def test_go_imports_of_the_module_s_packages_resolve_by_the_go_mod_path(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Go package is named by its import path, the ``go.mod`` module's path and the
+    folders below it: a call into another package of the module resolves. When the
+    ``go.mod`` changes, a refresh renames every package below it, as a cold index does."""
+    root = tmp_path / "gomod"
+    (root / "doc").mkdir(parents=True)
+    go_mod = root / "go.mod"
+    go_mod.write_text("module example.com/tool\n\ngo 1.21\n")
+    (root / "tool.go").write_text("package tool\n\nfunc Write(s string) int { return len(s) }\n")
+    (root / "doc" / "gen.go").write_text(
+        'package doc\n\nimport "example.com/tool"\n\nfunc Gen() int { return tool.Write("x") }\n'
+    )
+    service.index_resource(RESOURCE_A, root, project="gomod")
+    gen = "https://cleveragents.ai/r/R/doc/gen.go#Gen"
+    write = "https://cleveragents.ai/r/R/tool.go#Write"
+    assert _current_edges(service, "gomod", RESOURCE_A)[gen][1] == [write]
+    go_mod.write_text("module example.com/renamed\n\ngo 1.21\n")
+    run = service.index_resource(RESOURCE_A, root, project="gomod").run
+    assert run is not None and run.files_dependent == 2  # both Go files
+    edges = _current_edges(service, "gomod", RESOURCE_A)
+    assert edges[gen][1] == ["symbol:example.com/tool.Write"]  # the old path names nothing
+    assert edges == _cold_edges(service, root, "gomod", tmp_path / "cold", monkeypatch)
+    go_mod.write_text("module example.com/tool\n")
+    service.index_resource(RESOURCE_A, root, project="gomod")
+    assert _current_edges(service, "gomod", RESOURCE_A)[gen][1] == [write]
+
+
 def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     service: RepoIndexingService,
     tmp_path: Path,

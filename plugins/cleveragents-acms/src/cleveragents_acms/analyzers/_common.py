@@ -6,9 +6,10 @@ stay cheap to import.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from cleveragents.models.uko import UKONode, node_uri
 
@@ -22,6 +23,8 @@ __all__ = [
     "collapse",
     "first_line",
     "first_sentences",
+    "forget_go_modules",
+    "go_import_path",
     "is_binary",
     "language_of",
     "split_lines",
@@ -244,3 +247,39 @@ def go_package_symbol(relative: str, name: str) -> str:
     folder): ``go:cmd/tool.name``; calls name it, the indexer resolves it."""
     folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
     return f"go:{folder}.{name}"
+
+
+def go_import_path(path: Path, relative: str) -> str | None:
+    """The import path of the Go package (a folder) a file is in: the ``module`` of the
+    nearest ``go.mod`` at or above its folder, within the resource, and the folders below
+    it (``github.com/spf13/cobra/doc``); None without a ``go.mod``. What other packages'
+    imports name it by (``symbol:github.com/spf13/cobra/doc.GenManTree``)."""
+    folders = relative.split("/")[:-1]
+    directory = path.parent
+    for depth in range(len(folders), -1, -1):
+        module = _go_module(str(directory))
+        if module is not None:
+            below = "/".join(folders[depth:])
+            return f"{module}/{below}" if below else module
+        directory = directory.parent
+    return None
+
+
+_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _go_module(directory: str) -> str | None:
+    """The module path ``directory/go.mod`` declares, if there is one."""
+    try:
+        text = (Path(directory) / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = _GO_MODULE.search(text)
+    return found.group(1) if found else None
+
+
+def forget_go_modules() -> None:
+    """Drop what is known of ``go.mod`` files: one may come, go or change between two runs
+    of one process (a watch, a service)."""
+    _go_module.cache_clear()

@@ -42,6 +42,7 @@ from cleveragents_acms.analyzers._common import (
     NodeFactory,
     collapse,
     dedupe,
+    go_import_path,
     go_package_symbol,
     truncate,
 )
@@ -142,7 +143,13 @@ class _Callable:
 
 class _FileBuilder:
     def __init__(
-        self, spec: LanguageSpec, grammar_name: str, content: str, resource_id: str, relative: str
+        self,
+        spec: LanguageSpec,
+        grammar_name: str,
+        content: str,
+        resource_id: str,
+        relative: str,
+        package_path: str | None = None,
     ) -> None:
         self.spec = spec
         self.grammar_name = grammar_name
@@ -152,7 +159,8 @@ class _FileBuilder:
         self.relative = relative
         self.factory = NodeFactory(resource_id, relative, spec.name)
         stem = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else relative
-        self.module_prefix = stem.replace("/", ".")
+        # A Go package is a folder, named by its import path where a go.mod gives one.
+        self.module_prefix = package_path or stem.replace("/", ".")
         self.bindings: dict[str, str] = {}
         self.by_qualname: dict[str, UKONode] = {}
         self.callables: list[_Callable] = []
@@ -961,7 +969,8 @@ class TreeSitterAnalyzer:
         grammar_name = self.suffixes.get(Path(relative_path).suffix.lower(), self.spec_name)
         spec = LANGUAGES[self.spec_name]
         try:
-            builder = _FileBuilder(spec, grammar_name, content, resource_id, relative_path)
+            package = go_import_path(path, relative_path) if spec.name == "go" else None
+            builder = _FileBuilder(spec, grammar_name, content, resource_id, relative_path, package)
             tree = _parser(grammar_name).parse(builder.src)
             nodes, errors = builder.build(tree)
         except Exception as exc:  # a grammar or engine bug must not stop indexing

@@ -30,7 +30,7 @@ from typing import Any
 
 from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
-from cleveragents_acms.analyzers._common import language_of
+from cleveragents_acms.analyzers._common import forget_go_modules, language_of
 from cleveragents_acms.analyzers._python_support import forget_packages
 from cleveragents_acms.indexing.store import node_blobs
 
@@ -313,6 +313,7 @@ def analyze_files(
     """
     # Before the workers are forked, so that they start without it either.
     forget_packages()
+    forget_go_modules()
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     picklable = all(spec.reference for spec in specs)
     if workers <= 1 or len(relatives) < 64 or not picklable:

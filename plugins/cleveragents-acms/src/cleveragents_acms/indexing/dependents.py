@@ -17,7 +17,8 @@ still come out differently from a cold index of the same files:
 * it names what the refresh adds by a Rust path through ``use`` declarations
   (``crate::parser::Span`` re-exported from ``parser::spans``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
-  dotted name, and so what its relative imports name, changed.
+  dotted name, and so what its relative imports name, changed; or a Go file below a
+  folder whose ``go.mod`` came, went or changed: its package's import path did.
 
 Analysing those files again (their nodes are then revised only where their
 edges changed) leaves the edges a cold index gives.
@@ -68,6 +69,7 @@ def dependent_files(
         return set()  # a cold index: nothing was resolved before
     touched = {a.relative for a in changed} | set(removed)
     found = _package_members(added | set(removed), present)
+    found |= _go_module_members(touched | added, present)
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
@@ -93,6 +95,21 @@ def _package_members(paths: Iterable[str], present: Sequence[str]) -> set[str]:
         for path in present
         if path.endswith(".py")
         and any(not folder or path.startswith(folder + "/") for folder in packages)
+    }
+
+
+def _go_module_members(paths: Iterable[str], present: Sequence[str]) -> set[str]:
+    """The Go files below each folder whose ``go.mod`` is among ``paths`` (changed, added
+    or removed): their packages' import paths, and so every name they answer to and
+    every import of a package of the module, follow it."""
+    modules = {path.rpartition("/")[0] for path in paths if path.rpartition("/")[2] == "go.mod"}
+    if not modules:
+        return set()
+    return {
+        path
+        for path in present
+        if path.endswith(".go")
+        and any(not folder or path.startswith(folder + "/") for folder in modules)
     }
 
 
