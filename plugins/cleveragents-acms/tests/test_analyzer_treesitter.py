@@ -404,6 +404,56 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     ]
 
 
+def test_a_call_on_a_typed_parameter_is_to_its_type_s_method() -> None:
+    """A parameter's declared type names what a call on it reaches: ``cmd.Name()`` with
+    ``cmd *cobra.Command`` is ``cobra.Command.Name`` of the imported package, ``h.Render()``
+    with ``h *Header`` of this package's ``Header``; Java's ``names.add()`` with
+    ``List<String> names`` is ``java.util.List.add``. Slices, maps and a field's method
+    (``h.Date.Format()``) name nothing."""
+    go = nodes_of(
+        GoAnalyzer(),
+        "doc/man.go",
+        """\
+        package doc
+
+        import "github.com/spf13/cobra"
+
+        type Header struct{ Title string }
+
+        func (h *Header) Render() string { return h.Title }
+
+        func Gen(cmd *cobra.Command, h *Header, all []string, seen map[string]bool) string {
+            _ = all.Len()
+            _ = h.Date.Format()
+            return cmd.Name() + h.Render()
+        }
+        """,
+    )["Gen"]
+    assert {t for _, t in go.edges} == {
+        "symbol:github.com/spf13/cobra.Command.Name",
+        uri("doc/man.go", "Header.Render"),
+    }
+    java = nodes_of(
+        JavaAnalyzer(),
+        "src/app/Names.java",
+        """\
+        package app;
+
+        import java.util.List;
+
+        class Names {
+            void fill(List<String> names, Helper helper, int count) {
+                names.add(helper.next());
+            }
+        }
+        """,
+    )["Names.fill"]
+    assert {t for _, t in java.edges} == {
+        "symbol:java.util.List.add",
+        "symbol:java:app.Helper.next",
+    }
+
+
 def test_a_call_to_an_overloaded_function_resolves_to_its_implementation() -> None:
     """TypeScript overload signatures share their implementation's name: a call from
     another file is to the implementation, not left unresolved among them (rxjs's

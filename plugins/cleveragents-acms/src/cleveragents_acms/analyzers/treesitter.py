@@ -22,7 +22,7 @@ import json
 import posixpath
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -139,6 +139,8 @@ class _Callable:
     node: UKONode
     owner: str  # qualname of the enclosing type, "" at module level
     receiver: str = ""  # a Go method's receiver variable (``c`` of ``func (c *Command)``)
+    #: Its parameters' declared types (``cmd *cobra.Command`` -> ``cmd: cobra.Command``).
+    typed: dict[str, str] = field(default_factory=dict)
 
 
 class _FileBuilder:
@@ -598,8 +600,11 @@ class _FileBuilder:
             owner = qualname.rsplit(".", 1)[0]
         if body is not None:
             self.callables.append(
-                _Callable(body.start_byte, body.end_byte, uko, owner, receiver_var)
-            )
+                _Callable(
+                    body.start_byte, body.end_byte, uko, owner, receiver_var,
+                    self.parameter_types(node),
+                )
+            )  # fmt: skip
             self.implemented.add((uko.parent, name))
         else:
             self.bodiless.append(uko)
@@ -810,6 +815,28 @@ class _FileBuilder:
             return f"symbol:{self.module_prefix}.{dotted}"
         return f"symbol:{dotted}" if keep_unknown and not rest else None
 
+    def parameter_types(self, node: Node) -> dict[str, str]:
+        """Each parameter declared with a named type -> that type's name (``cmd
+        *cobra.Command`` -> ``cobra.Command``, ``List<String> names`` -> ``List``): a call
+        on the parameter is to the type's method."""
+        parameters = node.child_by_field_name("parameters")
+        if parameters is None:
+            return {}
+        typed: dict[str, str] = {}
+        for parameter in parameters.named_children:
+            declared = parameter.child_by_field_name("type")
+            if declared is None:
+                continue
+            name = _base_type(self.text(declared).lstrip(":"))
+            if not name or not all(part.isidentifier() for part in name.split(".")):
+                continue  # a slice, map, function, union … type: no methods to name
+            variables = parameter.children_by_field_name("name") or [
+                p for p in parameter.children_by_field_name("pattern") if p.type == "identifier"
+            ]
+            for variable in variables:
+                typed[self.text(variable)] = name
+        return typed
+
     def resolve_calls(self, root: Node) -> None:
         if not self.callables or not self.spec.calls:
             return
@@ -837,6 +864,9 @@ class _FileBuilder:
                 method = bool(entry.receiver) and head == entry.receiver and "." not in rest
                 if method:  # c.Name() in a method of c's type: that type's Name
                     dotted = f"{entry.owner}.{rest}"
+                elif rest and "." not in rest and head in entry.typed:
+                    dotted = f"{entry.typed[head]}.{rest}"  # cmd.Name(), cmd a *cobra.Command
+                    method = True
                 target = self.resolve(dotted, entry.owner) or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
