@@ -404,12 +404,14 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     ]
 
 
-def test_a_call_on_a_typed_parameter_is_to_its_type_s_method() -> None:
-    """A parameter's declared type names what a call on it reaches: ``cmd.Name()`` with
-    ``cmd *cobra.Command`` is ``cobra.Command.Name`` of the imported package, ``h.Render()``
-    with ``h *Header`` of this package's ``Header``; Java's ``names.add()`` with
-    ``List<String> names`` is ``java.util.List.add``. Slices, maps and a field's method
-    (``h.Date.Format()``) name nothing."""
+def test_a_call_on_a_typed_variable_is_to_its_type_s_method() -> None:
+    """A parameter's, local variable's or field's declared type names what a call on it
+    reaches: ``cmd.Name()`` with ``cmd *cobra.Command`` is ``cobra.Command.Name`` of the
+    imported package, ``h.Render()`` with ``h *Header`` this package's ``Header.Render``,
+    ``d.Render()`` after ``d := &Header{}`` too; Java's ``names.add()`` with
+    ``List<String> names`` is ``java.util.List.add``, and so for a local (``var``
+    included) and a field (``this.`` or not). Slices, maps, primitives and a field's
+    method (``h.Date.Format()``) name nothing."""
     go = nodes_of(
         GoAnalyzer(),
         "doc/man.go",
@@ -422,16 +424,24 @@ def test_a_call_on_a_typed_parameter_is_to_its_type_s_method() -> None:
 
         func (h *Header) Render() string { return h.Title }
 
+        func (h *Header) Close() {}
+
         func Gen(cmd *cobra.Command, h *Header, all []string, seen map[string]bool) string {
             _ = all.Len()
             _ = h.Date.Format()
+            d := &Header{}
+            var flags cobra.FlagSet
+            flags.Parse()
+            d.Close()
             return cmd.Name() + h.Render()
         }
         """,
     )["Gen"]
     assert {t for _, t in go.edges} == {
         "symbol:github.com/spf13/cobra.Command.Name",
+        "symbol:github.com/spf13/cobra.FlagSet.Parse",
         uri("doc/man.go", "Header.Render"),
+        uri("doc/man.go", "Header.Close"),
     }
     java = nodes_of(
         JavaAnalyzer(),
@@ -440,18 +450,64 @@ def test_a_call_on_a_typed_parameter_is_to_its_type_s_method() -> None:
         package app;
 
         import java.util.List;
+        import java.util.Map;
 
         class Names {
+            private Map<String, Integer> counts;
+            private Ledger ledger;
+
             void fill(List<String> names, Helper helper, int count) {
+                StringBuilder text = new StringBuilder();
+                var parser = new Parser();
                 names.add(helper.next());
+                counts.put(parser.parse(), count);
+                this.ledger.record(text.toString());
+                count.hashCode();
             }
         }
         """,
     )["Names.fill"]
     assert {t for _, t in java.edges} == {
         "symbol:java.util.List.add",
+        "symbol:java.util.Map.put",
         "symbol:java:app.Helper.next",
+        "symbol:java:app.Parser",
+        "symbol:java:app.Parser.parse",
+        "symbol:java:app.Ledger.record",
+        "symbol:java:app.StringBuilder",
+        "symbol:java:app.StringBuilder.toString",
     }
+
+
+def test_java_overloads_in_an_interface_are_methods_of_their_own() -> None:
+    """An interface's abstract ``group()`` and ``group(int)`` beside a default
+    ``group(String)`` are three overloads, none of them a mere signature (as a
+    TypeScript overload signature is): a call by the name depends on all three."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    found = nodes_of(
+        JavaAnalyzer(),
+        "src/re/Match.java",
+        """\
+        package re;
+
+        public interface Match {
+            String group();
+            String group(int index);
+            default String group(String name) { return group(0); }
+        }
+        """,
+    )
+    assert not any(n.properties.get("overload") for n in found.values())
+    caller = nodes_of(
+        JavaAnalyzer(),
+        "src/re/Use.java",
+        "package re;\n\nclass Use {\n    String run(Match m) { return m.group(1); }\n}\n",
+    )["Use.run"]
+    assert resolve_edges([caller], found.values()) == 1
+    assert sorted(t for _, t in caller.edges) == [
+        uri("src/re/Match.java", q) for q in ("Match.group", "Match.group~2", "Match.group~3")
+    ]
 
 
 def test_a_call_to_an_overloaded_function_resolves_to_its_implementation() -> None:

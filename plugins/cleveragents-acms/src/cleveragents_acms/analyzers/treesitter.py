@@ -116,6 +116,31 @@ def _parser(name: str) -> Any:
     return parser
 
 
+#: Variables declared with a named type, by language: ``@name`` and ``@type`` (or, for
+#: Java's ``var x = new Foo()``, ``@value``). Fields (``@field``) hold for the whole file.
+_TYPED_VARIABLES = {
+    "java": """
+        (local_variable_declaration type: (_) @type
+          declarator: (variable_declarator name: (identifier) @name value: (_)? @value))
+        (field_declaration type: (_) @type
+          declarator: (variable_declarator name: (identifier) @field))
+    """,
+    "go": """
+        (var_spec name: (identifier) @name type: (_) @type)
+        (short_var_declaration left: (expression_list . (identifier) @name .)
+          right: (expression_list . [(composite_literal type: (_) @type)
+            (unary_expression operand: (composite_literal type: (_) @type))] .))
+    """,
+}
+
+
+@cache
+def _typed_variables_query(name: str, spec_name: str) -> Any:
+    import tree_sitter
+
+    return tree_sitter.Query(grammar(name), _TYPED_VARIABLES[spec_name])
+
+
 @cache
 def _call_query(name: str, spec_name: str) -> Any:
     import tree_sitter
@@ -416,7 +441,10 @@ class _FileBuilder:
         """A signature beside an implementation of the same name in the same scope is an
         overload (``function map(x: string): string;`` then ``function map(x) { … }``):
         marked ``overload``, as the implementation holds the code. An interface's or a
-        trait's method declared alone is not one."""
+        trait's method declared alone is not one, nor a Java abstract method beside a
+        default one of its name: Java's overloads are methods of their own."""
+        if self.spec.name == "java":
+            return
         for uko in self.bodiless:
             if (uko.parent, uko.name) in self.implemented:
                 uko.properties["overload"] = "true"
@@ -815,6 +843,41 @@ class _FileBuilder:
             return f"symbol:{self.module_prefix}.{dotted}"
         return f"symbol:{dotted}" if keep_unknown and not rest else None
 
+    def typed_variables(self, root: Node, starts: list[int]) -> dict[str, str]:
+        """Add the local variables declared with a named type to the callables they are
+        declared in (``StringBuilder sb = …``, ``var x = new Foo()``, ``var a Foo``, ``d :=
+        &Baz{}``), after their parameters; return the file's fields by name (a name
+        declared with two types is left out)."""
+        if self.spec.name not in _TYPED_VARIABLES:
+            return {}
+        import tree_sitter
+
+        query = _typed_variables_query(self.grammar_name, self.spec.name)
+        fields: dict[str, str] = {}
+        clashing: set[str] = set()
+        for _, captures in tree_sitter.QueryCursor(query).matches(root):
+            declared = captures["type"][0]
+            type_name = self.text(declared)
+            value = captures.get("value")
+            if type_name == "var" and value and value[0].type == "object_creation_expression":
+                declared = value[0].child_by_field_name("type") or declared
+                type_name = self.text(declared)
+            type_name = _base_type(type_name)
+            if not type_name or not all(p.isidentifier() for p in type_name.split(".")):
+                continue
+            if "field" in captures:
+                name = self.text(captures["field"][0])
+                if fields.setdefault(name, type_name) != type_name:
+                    clashing.add(name)
+                continue
+            variable = captures["name"][0]
+            index = bisect.bisect_right(starts, variable.start_byte) - 1
+            while index >= 0 and self.callables[index].end < variable.start_byte:
+                index -= 1
+            if index >= 0:
+                self.callables[index].typed.setdefault(self.text(variable), type_name)
+        return {name: kind for name, kind in fields.items() if name not in clashing}
+
     def parameter_types(self, node: Node) -> dict[str, str]:
         """Each parameter declared with a named type -> that type's name (``cmd
         *cobra.Command`` -> ``cobra.Command``, ``List<String> names`` -> ``List``): a call
@@ -846,6 +909,7 @@ class _FileBuilder:
         callees = cursor.captures(root).get("callee", [])
         self.callables.sort(key=lambda c: c.start)
         starts = [c.start for c in self.callables]
+        fields = self.typed_variables(root, starts)
         found: dict[int, list[str]] = {}
         for callee in callees:
             position = callee.start_byte
@@ -864,9 +928,14 @@ class _FileBuilder:
                 method = bool(entry.receiver) and head == entry.receiver and "." not in rest
                 if method:  # c.Name() in a method of c's type: that type's Name
                     dotted = f"{entry.owner}.{rest}"
+                elif head == "this" and rest.count(".") == 1 and rest.split(".")[0] in fields:
+                    field_name, _, called = rest.partition(".")  # this.items.add()
+                    dotted, method = f"{fields[field_name]}.{called}", True
                 elif rest and "." not in rest and head in entry.typed:
                     dotted = f"{entry.typed[head]}.{rest}"  # cmd.Name(), cmd a *cobra.Command
                     method = True
+                elif rest and "." not in rest and head in fields:
+                    dotted, method = f"{fields[head]}.{rest}", True  # items.add(), a field
                 target = self.resolve(dotted, entry.owner) or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
