@@ -68,8 +68,8 @@ def dependent_files(
     if not (changed or removed) or not nodes.has_resource(resource_id):
         return set()  # a cold index: nothing was resolved before
     touched = {a.relative for a in changed} | set(removed)
-    found = _package_members(added | set(removed), present)
-    found |= _go_module_members(touched | added, present)
+    found = _files_below("__init__.py", ".py", added | set(removed), present)
+    found |= _files_below("go.mod", ".go", touched | added, present)  # changed ones too
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
@@ -81,35 +81,20 @@ def dependent_files(
     return (found - touched) & set(present)
 
 
-def _package_members(paths: Iterable[str], present: Sequence[str]) -> set[str]:
-    """The Python files below each folder whose ``__init__.py`` is among ``paths``."""
-    packages = {
-        path.rpartition("/")[0]
-        for path in paths
-        if path == "__init__.py" or path.endswith("/__init__.py")
-    }
-    if not packages:
+def _files_below(
+    marker: str, suffix: str, paths: Iterable[str], present: Sequence[str]
+) -> set[str]:
+    """The ``suffix`` files below each folder whose ``marker`` file is among ``paths``:
+    the Python modules below an ``__init__.py`` (their dotted names follow it), the Go
+    files below a ``go.mod`` (their packages' import paths follow its module path)."""
+    folders = {path.rpartition("/")[0] for path in paths if path.rpartition("/")[2] == marker}
+    if not folders:
         return set()
     return {
         path
         for path in present
-        if path.endswith(".py")
-        and any(not folder or path.startswith(folder + "/") for folder in packages)
-    }
-
-
-def _go_module_members(paths: Iterable[str], present: Sequence[str]) -> set[str]:
-    """The Go files below each folder whose ``go.mod`` is among ``paths`` (changed, added
-    or removed): their packages' import paths, and so every name they answer to and
-    every import of a package of the module, follow it."""
-    modules = {path.rpartition("/")[0] for path in paths if path.rpartition("/")[2] == "go.mod"}
-    if not modules:
-        return set()
-    return {
-        path
-        for path in present
-        if path.endswith(".go")
-        and any(not folder or path.startswith(folder + "/") for folder in modules)
+        if path.endswith(suffix)
+        and any(not folder or path.startswith(folder + "/") for folder in folders)
     }
 
 
