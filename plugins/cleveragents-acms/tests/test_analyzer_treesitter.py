@@ -410,9 +410,10 @@ def test_a_call_on_a_typed_variable_is_to_its_type_s_method() -> None:
     imported package, ``h.Render()`` with ``h *Header`` this package's ``Header.Render``,
     ``d.Render()`` after ``d := &Header{}`` too; Java's ``names.add()`` with
     ``List<String> names`` is ``java.util.List.add``, and so for a local (``var``
-    included) and a field (``this.`` or not). Slices, maps, primitives and a field's
-    method (``h.Date.Format()``) name nothing."""
-    go = nodes_of(
+    included) and a field (``this.`` or not), and Go's ``h.flags.Reset()`` with a field
+    ``flags *cobra.FlagSet`` of ``h``'s struct. Slices, maps, primitives and a field of a
+    struct the file does not declare (``h.Date.Format()``) name nothing."""
+    go_nodes = nodes_of(
         GoAnalyzer(),
         "doc/man.go",
         """\
@@ -420,11 +421,14 @@ def test_a_call_on_a_typed_variable_is_to_its_type_s_method() -> None:
 
         import "github.com/spf13/cobra"
 
-        type Header struct{ Title string }
+        type Header struct {
+            Title string
+            flags *cobra.FlagSet
+        }
 
         func (h *Header) Render() string { return h.Title }
 
-        func (h *Header) Close() {}
+        func (h *Header) Close() { h.flags.Reset() }
 
         func Gen(cmd *cobra.Command, h *Header, all []string, seen map[string]bool) string {
             _ = all.Len()
@@ -436,13 +440,16 @@ def test_a_call_on_a_typed_variable_is_to_its_type_s_method() -> None:
             return cmd.Name() + h.Render()
         }
         """,
-    )["Gen"]
+    )
+    go = go_nodes["Gen"]
     assert {t for _, t in go.edges} == {
         "symbol:github.com/spf13/cobra.Command.Name",
         "symbol:github.com/spf13/cobra.FlagSet.Parse",
         uri("doc/man.go", "Header.Render"),
         uri("doc/man.go", "Header.Close"),
     }
+    closing = go_nodes["Header.Close"]  # a field of the receiver's struct
+    assert [t for _, t in closing.edges] == ["symbol:github.com/spf13/cobra.FlagSet.Reset"]
     java = nodes_of(
         JavaAnalyzer(),
         "src/app/Names.java",

@@ -130,6 +130,8 @@ _TYPED_VARIABLES = {
         (short_var_declaration left: (expression_list . (identifier) @name .)
           right: (expression_list . [(composite_literal type: (_) @type)
             (unary_expression operand: (composite_literal type: (_) @type))] .))
+        (type_spec name: (type_identifier) @struct type: (struct_type (field_declaration_list
+          (field_declaration name: (field_identifier) @field type: (_) @type))))
     """,
 }
 
@@ -847,7 +849,7 @@ class _FileBuilder:
         """Add the local variables declared with a named type to the callables they are
         declared in (``StringBuilder sb = …``, ``var x = new Foo()``, ``var a Foo``, ``d :=
         &Baz{}``), after their parameters; return the file's fields by name (a name
-        declared with two types is left out)."""
+        declared with two types is left out), a Go struct's as ``Struct.field``."""
         if self.spec.name not in _TYPED_VARIABLES:
             return {}
         import tree_sitter
@@ -867,6 +869,8 @@ class _FileBuilder:
                 continue
             if "field" in captures:
                 name = self.text(captures["field"][0])
+                if "struct" in captures:
+                    name = f"{self.text(captures['struct'][0])}.{name}"
                 if fields.setdefault(name, type_name) != type_name:
                     clashing.add(name)
                 continue
@@ -936,10 +940,21 @@ class _FileBuilder:
                     method = True
                 elif rest and "." not in rest and head in fields:
                     dotted, method = f"{fields[head]}.{rest}", True  # items.add(), a field
+                elif rest.count(".") == 1 and (holder := self.holder(entry, head)):
+                    member, _, called = rest.partition(".")  # c.parent.Name(), a struct's field
+                    if f"{holder}.{member}" in fields:
+                        dotted, method = f"{fields[f'{holder}.{member}']}.{called}", True
                 target = self.resolve(dotted, entry.owner) or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
+
+    @staticmethod
+    def holder(entry: _Callable, variable: str) -> str:
+        """The type of ``variable`` in ``entry``: its receiver's or a typed variable's."""
+        if entry.receiver and variable == entry.receiver:
+            return entry.owner
+        return entry.typed.get(variable, "")
 
     def same_package(self, name: str, method: bool = False) -> str | None:
         """A name the file neither defines nor imports, that its package may define in
