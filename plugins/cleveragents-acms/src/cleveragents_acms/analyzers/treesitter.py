@@ -117,7 +117,8 @@ def _parser(name: str) -> Any:
 
 
 #: Variables declared with a named type, by language: ``@name`` and ``@type`` (or, for
-#: Java's ``var x = new Foo()``, ``@value``). Fields (``@field``) hold for the whole file.
+#: Java's ``var x = new Foo()``, ``@value``). Fields (``@field``) hold for the whole file,
+#: a Go struct's by the struct's name (``@struct``).
 _TYPED_VARIABLES = {
     "java": """
         (local_variable_declaration type: (_) @type
@@ -166,7 +167,8 @@ class _Callable:
     node: UKONode
     owner: str  # qualname of the enclosing type, "" at module level
     receiver: str = ""  # a Go method's receiver variable (``c`` of ``func (c *Command)``)
-    #: Its parameters' declared types (``cmd *cobra.Command`` -> ``cmd: cobra.Command``).
+    #: The declared types of its parameters and typed locals (``cmd *cobra.Command`` ->
+    #: ``cmd: cobra.Command``): a call on one is to that type's method.
     typed: dict[str, str] = field(default_factory=dict)
 
 
