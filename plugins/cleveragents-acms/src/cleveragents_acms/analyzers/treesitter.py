@@ -23,7 +23,7 @@ import posixpath
 import re
 import threading
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -167,9 +167,13 @@ class _Callable:
     node: UKONode
     owner: str  # qualname of the enclosing type, "" at module level
     receiver: str = ""  # a Go method's receiver variable (``c`` of ``func (c *Command)``)
-    #: The declared types of its parameters and typed locals (``cmd *cobra.Command`` ->
-    #: ``cmd: cobra.Command``): a call on one is to that type's method.
-    typed: dict[str, str] = field(default_factory=dict)
+    #: Its declaration (for its parameters' types, read when a call needs them) ...
+    declaration: Any = None
+    #: ... and its local variables declared with a named type (``var x = new Foo()``).
+    locals: dict[str, str] = field(default_factory=dict)
+    #: Both: variable -> type (``cmd *cobra.Command`` -> ``cmd: cobra.Command``), a call
+    #: on one being to that type's method; None until a call needs them.
+    types: dict[str, str] | None = None
 
 
 class _FileBuilder:
@@ -632,11 +636,8 @@ class _FileBuilder:
             owner = qualname.rsplit(".", 1)[0]
         if body is not None:
             self.callables.append(
-                _Callable(
-                    body.start_byte, body.end_byte, uko, owner, receiver_var,
-                    self.parameter_types(node),
-                )
-            )  # fmt: skip
+                _Callable(body.start_byte, body.end_byte, uko, owner, receiver_var, node)
+            )
             self.implemented.add((uko.parent, name))
         else:
             self.bodiless.append(uko)
@@ -881,7 +882,7 @@ class _FileBuilder:
             while index >= 0 and self.callables[index].end < variable.start_byte:
                 index -= 1
             if index >= 0:
-                self.callables[index].typed.setdefault(self.text(variable), type_name)
+                self.callables[index].locals.setdefault(self.text(variable), type_name)
         return {name: kind for name, kind in fields.items() if name not in clashing}
 
     def parameter_types(self, node: Node) -> dict[str, str]:
@@ -915,7 +916,6 @@ class _FileBuilder:
         callees = cursor.captures(root).get("callee", [])
         self.callables.sort(key=lambda c: c.start)
         starts = [c.start for c in self.callables]
-        fields = self.typed_variables(root, starts)
         found: dict[int, list[str]] = {}
         for callee in callees:
             position = callee.start_byte
@@ -927,6 +927,7 @@ class _FileBuilder:
             dotted = self.callee_name(callee)
             if dotted:
                 found.setdefault(index, []).append(dotted)
+        fields: dict[str, str] | None = None  # the file's typed fields, once a call needs them
         for index, names in found.items():
             entry = self.callables[index]
             for dotted in dict.fromkeys(names):
@@ -934,29 +935,41 @@ class _FileBuilder:
                 method = bool(entry.receiver) and head == entry.receiver and "." not in rest
                 if method:  # c.Name() in a method of c's type: that type's Name
                     dotted = f"{entry.owner}.{rest}"
-                elif head == "this" and rest.count(".") == 1 and rest.split(".")[0] in fields:
-                    field_name, _, called = rest.partition(".")  # this.items.add()
-                    dotted, method = f"{fields[field_name]}.{called}", True
-                elif rest and "." not in rest and head in entry.typed:
-                    dotted = f"{entry.typed[head]}.{rest}"  # cmd.Name(), cmd a *cobra.Command
-                    method = True
-                elif rest and "." not in rest and head in fields:
-                    dotted, method = f"{fields[head]}.{rest}", True  # items.add(), a field
-                elif rest.count(".") == 1 and (holder := self.holder(entry, head)):
-                    member, _, called = rest.partition(".")  # c.parent.Name(), a struct's field
-                    if f"{holder}.{member}" in fields:
-                        dotted, method = f"{fields[f'{holder}.{member}']}.{called}", True
-                target = self.resolve(dotted, entry.owner) or self.same_package(dotted, method)
+                target = self.resolve(dotted, entry.owner)
+                if target is None and rest and not method:
+                    if fields is None:
+                        fields = self.typed_variables(root, starts)
+                    typed = self.typed_call(entry, head, rest, fields)
+                    if typed is not None:
+                        dotted, method = typed, True
+                        target = self.resolve(dotted, entry.owner)
+                target = target or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
 
-    @staticmethod
-    def holder(entry: _Callable, variable: str) -> str:
-        """The type of ``variable`` in ``entry``: its receiver's or a typed variable's."""
-        if entry.receiver and variable == entry.receiver:
-            return entry.owner
-        return entry.typed.get(variable, "")
+    def typed_call(
+        self, entry: _Callable, head: str, rest: str, fields: dict[str, str]
+    ) -> str | None:
+        """``head.rest`` with the declared type of the variable ``head`` in its place
+        (``cmd.Name()``, ``cmd *cobra.Command`` -> ``cobra.Command.Name``; ``names.add()``,
+        a field ``List<String> names`` -> ``List.add``; ``this.names.add()``;
+        ``c.flags.Parse()``, ``flags *pflag.FlagSet`` a field of ``c``'s struct ->
+        ``pflag.FlagSet.Parse``), or None when no declared type says."""
+        member, _, called = rest.partition(".")
+        if "." in called:
+            return None
+        if head == "this":
+            kind = fields.get(member) if called else None
+            return f"{kind}.{called}" if kind else None
+        if entry.types is None:
+            entry.types = {**entry.locals, **self.parameter_types(entry.declaration)}
+        if not called:
+            kind = entry.types.get(head) or fields.get(head)
+            return f"{kind}.{member}" if kind else None
+        holder = entry.owner if entry.receiver and head == entry.receiver else entry.types.get(head)
+        kind = fields.get(f"{holder}.{member}") if holder else None
+        return f"{kind}.{called}" if kind else None
 
     def same_package(self, name: str, method: bool = False) -> str | None:
         """A name the file neither defines nor imports, that its package may define in
@@ -1015,6 +1028,7 @@ _HERITAGE = {
 }
 
 
+@lru_cache(maxsize=1 << 14)
 def _base_type(text: str) -> str:
     """``&'a mut Point<T>`` -> ``Point``; ``pkg.Type<X>`` -> ``pkg.Type``."""
     text = text.strip()
