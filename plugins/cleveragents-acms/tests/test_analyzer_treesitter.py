@@ -486,6 +486,67 @@ def test_a_call_on_a_typed_variable_is_to_its_type_s_method() -> None:
     }
 
 
+def test_typescript_and_javascript_fields_and_locals_name_their_types() -> None:
+    """TypeScript: a constructor's parameter property (``private http: HttpClient``), a
+    field (typed or ``= new Store()``) and a local (typed or ``new``) name what a call on
+    them reaches, ``this.http.get()`` the imported ``HttpClient.get``; JavaScript: what
+    ``new`` made, of a class a relative, destructuring ``require`` binds (``const {
+    Store, Other: O } = require("./store")``)."""
+    ts_node = nodes_of(
+        TypeScriptAnalyzer(),
+        "src/api.ts",
+        """\
+        import { HttpClient } from '@angular/common/http';
+        import { Store } from './store';
+
+        export class Api {
+          private cache: Map<string, number>;
+          store = new Store();
+          constructor(private http: HttpClient) {}
+          load(id: string, other: Store | null) {
+            const s: Store = make();
+            let t = new Store();
+            this.http.get(id);
+            this.store.put(id);
+            s.keep(1);
+            t.drop(2);
+            other.skip();
+          }
+        }
+        """,
+    )["Api.load"]
+    assert {t for _, t in ts_node.edges} >= {
+        "symbol:@angular.common.http.HttpClient.get",
+        "symbol:src.store.Store.put",
+        "symbol:src.store.Store.keep",
+        "symbol:src.store.Store.drop",
+    }
+    assert not any(t.endswith(".skip") for _, t in ts_node.edges)  # a union type
+    js_node = nodes_of(
+        JavaScriptAnalyzer(),
+        "lib/api.js",
+        """\
+        const { Store, Other: O } = require('./store');
+
+        class Api {
+          store = new Store();
+          load(id) {
+            const t = new Store();
+            this.store.put(id);
+            t.drop(2);
+            O.run();
+          }
+        }
+        """,
+    )["Api.load"]
+    assert {t for _, t in js_node.edges} == {
+        "symbol:lib.store.Store",
+        "symbol:lib.store.Store.put",
+        "symbol:lib.store.Store.drop",
+        "symbol:lib.store.Other.run",
+    }
+
+
 def test_java_overloads_in_an_interface_are_methods_of_their_own() -> None:
     """An interface's abstract ``group()`` and ``group(int)`` beside a default
     ``group(String)`` are three overloads, none of them a mere signature (as a

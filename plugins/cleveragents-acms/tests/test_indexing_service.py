@@ -331,6 +331,41 @@ def test_go_imports_of_the_module_s_packages_resolve_by_the_go_mod_path(
     assert _current_edges(service, "gomod", RESOURCE_A)[gen][1] == [write]
 
 
+def test_a_required_javascript_module_resolves_to_its_file(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``require("./view")`` and ``require("./router")`` name the modules ``lib/view.js``
+    and ``lib/router/index.js``: the edges resolve to their module nodes, in a cold index,
+    in a refresh of the requiring file alone, and once a module required before it
+    existed comes."""
+    lib = tmp_path / "web" / "lib"
+    (lib / "router").mkdir(parents=True)
+    (lib / "view.js").write_text(
+        "function View(name) { this.name = name; }\nmodule.exports = View;\n"
+    )
+    app = lib / "app.js"
+    app.write_text(
+        "var View = require('./view');\nvar router = require('./router');\n"
+        "function render(name) { return new View(name); }\n"
+    )
+    root = tmp_path / "web"
+    service.index_resource(RESOURCE_A, root, project="web")
+    module = "https://cleveragents.ai/r/R/lib/app.js"
+    view = "https://cleveragents.ai/r/R/lib/view.js"
+    assert _current_edges(service, "web", RESOURCE_A)[module][1] == [view, "symbol:lib.router"]
+    app.write_text(app.read_text() + "function other() { return 1; }\n")
+    service.index_resource(RESOURCE_A, root, project="web")  # app.js alone
+    assert _current_edges(service, "web", RESOURCE_A)[module][1] == [view, "symbol:lib.router"]
+    (lib / "router" / "index.js").write_text("function route() {}\nmodule.exports = route;\n")
+    run = service.index_resource(RESOURCE_A, root, project="web").run
+    assert run is not None and run.files_dependent == 1
+    edges = _current_edges(service, "web", RESOURCE_A)
+    assert edges[module][1] == ["https://cleveragents.ai/r/R/lib/router/index.js", view]
+    assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
+
+
 def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     service: RepoIndexingService,
     tmp_path: Path,

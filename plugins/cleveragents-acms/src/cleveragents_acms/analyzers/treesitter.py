@@ -117,8 +117,9 @@ def _parser(name: str) -> Any:
 
 
 #: Variables declared with a named type, by language: ``@name`` and ``@type`` (or, for
-#: Java's ``var x = new Foo()``, ``@value``). Fields (``@field``) hold for the whole file,
-#: a Go struct's by the struct's name (``@struct``).
+#: Java's ``var x = new Foo()``, ``@value``; JavaScript's ``new Foo()`` is its type).
+#: Fields (``@field``; TypeScript's constructor parameter properties too) hold for the
+#: whole file, a Go struct's by the struct's name (``@struct``).
 _TYPED_VARIABLES = {
     "java": """
         (local_variable_declaration type: (_) @type
@@ -133,6 +134,23 @@ _TYPED_VARIABLES = {
             (unary_expression operand: (composite_literal type: (_) @type))] .))
         (type_spec name: (type_identifier) @struct type: (struct_type (field_declaration_list
           (field_declaration name: (field_identifier) @field type: (_) @type))))
+    """,
+    "typescript": """
+        (variable_declarator name: (identifier) @name type: (type_annotation (_) @type))
+        (variable_declarator name: (identifier) @name
+          value: (new_expression constructor: (_) @type))
+        (public_field_definition name: (property_identifier) @field
+          type: (type_annotation (_) @type))
+        (public_field_definition name: (property_identifier) @field
+          value: (new_expression constructor: (_) @type))
+        (required_parameter (accessibility_modifier) pattern: (identifier) @field
+          type: (type_annotation (_) @type))
+    """,
+    "javascript": """
+        (variable_declarator name: (identifier) @name
+          value: (new_expression constructor: (_) @type))
+        (field_definition property: (property_identifier) @field
+          value: (new_expression constructor: (_) @type))
     """,
 }
 
@@ -697,7 +715,8 @@ class _FileBuilder:
             if value is not None and value.type == "call_expression":
                 callee = self.text(value.child_by_field_name("function"))
                 if callee == "require":
-                    self.import_node(node, parent, required=(name, value))
+                    pattern = declarator.child_by_field_name("name")
+                    self.import_node(node, parent, required=(name, value), pattern=pattern)
                     continue
             if value is not None and value.type in _FUNCTION_VALUES:
                 function = self.spec.declarations.get("function_declaration")
@@ -775,14 +794,17 @@ class _FileBuilder:
         *,
         required: tuple[str, Node | None] | None = None,
         target: str | None = None,
+        pattern: Node | None = None,
     ) -> None:
         if required is not None:
             name, call = required
             if target is None:
                 arguments = call.child_by_field_name("arguments") if call is not None else None
                 first = arguments.named_children[0] if arguments is not None else None
-                target = self.text(first).strip("\"'`").replace("/", ".").strip(".")
+                target = self.module_name(self.text(first).strip("\"'`")) if first else ""
             bindings = [(name, target)]
+            if pattern is not None and pattern.type == "object_pattern":
+                bindings = self.destructured(pattern, target)
         else:
             bindings = [(b, self.module_name(t)) for b, t in self.spec.bindings(node, self.src)]
         text = truncate(collapse(self.text(node)), 200)
@@ -805,6 +827,20 @@ class _FileBuilder:
             properties=properties, edges=edges,
         )  # fmt: skip
         self.imports.append(uko)
+
+    def destructured(self, pattern: Node, module: str) -> list[tuple[str, str]]:
+        """``const { Store, Other: O } = require("./store")``: ``Store`` and ``O`` bound to
+        the module's ``Store`` and ``Other``."""
+        bindings = []
+        for item in pattern.named_children:
+            if item.type == "shorthand_property_identifier_pattern":
+                name = self.text(item)
+                bindings.append((name, f"{module}.{name}"))
+            elif item.type == "pair_pattern":
+                key, value = item.child_by_field_name("key"), item.child_by_field_name("value")
+                if key is not None and value is not None and value.type == "identifier":
+                    bindings.append((self.text(value), f"{module}.{self.text(key)}"))
+        return bindings or [("", module)]
 
     def module_name(self, target: str) -> str:
         """Relative JS/TS module paths made dotted from the resource root (``src.util.x``)."""

@@ -40,6 +40,8 @@ RUST_USE = "uko-rs:Use"
 SYMBOL = "symbol:"
 _PREFIX = SYMBOL
 _GUESSED = tuple(_PREFIX + key for key in GUESSED_KEYS)
+#: The files of JavaScript and TypeScript modules.
+_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
 #: A Rust path from the file's own module.
@@ -55,6 +57,11 @@ def symbol_keys(node: UKONode) -> set[str]:
     elif node.path.endswith(".rs"):
         for module in _rust_modules(node.path):
             keys.add(f"{module}.{node.qualname}" if node.qualname else module)
+    elif node.path.endswith(_SCRIPT_SUFFIXES) and not node.qualname:
+        # A JavaScript or TypeScript module: what ``require("./view")`` and ``import * as
+        # view from "./view"`` name; ``router/index.js`` is also ``router``.
+        module = node.properties.get("module", "")
+        keys.update((module, module.removesuffix(".index")) if module else ())
     elif node.path.endswith(".java") and node.properties.get("fqname"):
         keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
     if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
@@ -127,6 +134,10 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
                         paths.update((f"{root}{base}{suffix}", f"{root}{base}/__init__{suffix}"))
             elif node.path.endswith(".rs"):
                 paths.update(rust_module_files(dotted, node.path))
+            elif node.path.endswith(_SCRIPT_SUFFIXES):
+                base = dotted.replace(".", "/")
+                for suffix in _SCRIPT_SUFFIXES:
+                    paths.update((f"{base}{suffix}", f"{base}/index{suffix}"))
     return paths
 
 
