@@ -112,3 +112,30 @@ def test_the_workers_vectors_are_the_embedders_node_by_node() -> None:
             assert np.allclose(outcome.vectors.matrix, expected, atol=1e-6)
             checked += len(wanted)
     assert checked > 1000
+
+
+def test_ctrl_c_while_the_pool_starts_is_raised_once_it_has() -> None:
+    """A Ctrl-C while the workers are forked waits until the pool can stop them: raised
+    mid-start (another thread may take the signal, and Python raises it in the main
+    thread whatever its mask), it left the workers waiting for work and the process
+    waiting for them at exit, for ever."""
+    import threading
+
+    from cleveragents_acms.indexing.analysis import _interrupts_held
+
+    go = threading.Event()
+
+    def send() -> None:  # a thread started before, with SIGINT not blocked (Tantivy's …)
+        go.wait()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    reached = False
+    with pytest.raises(KeyboardInterrupt), _interrupts_held():
+        go.set()
+        sender.join()
+        time.sleep(0.05)  # time for the handler to run, were it to raise here
+        reached = True
+    assert reached
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

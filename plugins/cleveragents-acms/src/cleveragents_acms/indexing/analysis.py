@@ -350,13 +350,30 @@ def analyze_files(
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """Hold SIGINT back in this thread (a Ctrl-C comes through right after): a process
-    forked meanwhile starts with it blocked, until it ignores it (:func:`_init_worker`)."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    """Hold Ctrl-C back until the pool has started (it comes through right after):
+
+    * a process forked meanwhile starts with SIGINT blocked, until it ignores it
+      (:func:`_init_worker`);
+    * the KeyboardInterrupt waits: blocking SIGINT in this thread is not enough, as
+      another thread (Tantivy's, RocksDB's) may take the signal, and Python raises it in
+      the main thread all the same. Raised while the pool started its workers and not
+      yet the thread that stops them, it left them waiting for work, and the process
+      waiting for them at exit, for ever.
+    """
+    caught: list[Any] = []
+    previous_handler: Any = None
+    if threading.current_thread() is threading.main_thread():
+        previous_handler = signal.signal(signal.SIGINT, lambda _, frame: caught.append(frame))
+    masked = hasattr(signal, "pthread_sigmask")
+    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masked else None
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if previous_mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)  # a held one lands now
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+            if caught and callable(previous_handler):
+                previous_handler(signal.SIGINT, caught[0])  # the default raises it
+            elif caught and previous_handler == signal.SIG_DFL:
+                raise KeyboardInterrupt
