@@ -110,3 +110,22 @@ def test_a_rolled_back_bulk_insert_leaves_the_indexes(tmp_path: Path) -> None:
     ).fetchone()[0]
     assert (rows, indexes) == (0, 3)
     store.close()
+
+
+def test_has_resource_counts_retired_versions_and_no_other_resource(tmp_path: Path) -> None:
+    """A resource with current nodes is found by its index; one whose nodes were all
+    retired still counts (it was committed here); another resource's rows do not."""
+    store = NodeStore(tmp_path / "nodes.db")
+    other = "01JNODESTOREOTHER000000000"
+    nodes = [_node(f"m{i}.py", f"function_{i}") for i in range(3)]
+    store.begin()
+    store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
+    store.commit()
+    assert store.has_resource(RESOURCE)
+    assert not store.has_resource(other)
+    store.begin()
+    store.retire([n.uri for n in nodes], valid_until="2026-01-02T00:00:00Z")
+    store.commit()
+    assert store.has_resource(RESOURCE)  # only retired versions left
+    assert not store.has_resource(other)
+    store.close()
