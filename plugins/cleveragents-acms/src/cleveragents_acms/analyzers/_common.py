@@ -17,6 +17,7 @@ __all__ = [
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
     "GUESSED_KEYS",
+    "GUESSED_TARGETS",
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
     "NodeFactory",
@@ -235,6 +236,8 @@ def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 #: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
 #: and is no edge.
 GUESSED_KEYS = ("go:", "java:")
+#: The edge targets that are such guesses.
+GUESSED_TARGETS = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
 #: The module node's property listing (one a line) the names a Go or Java file guesses
 #: its package holds (``go:<folder>.<name>``, ``java:<package>.<Class>``; see
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,

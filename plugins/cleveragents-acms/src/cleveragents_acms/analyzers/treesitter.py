@@ -37,7 +37,7 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
-    GUESSED_KEYS,
+    GUESSED_TARGETS,
     PACKAGE_GUESSES,
     NodeFactory,
     collapse,
@@ -71,8 +71,6 @@ IMPLEMENTS_TRAIT = "uko-rs:implementsTrait"
 IMPL_FOR = "uko-rs:implFor"
 
 _SHORT = 10
-#: The edge targets that are guesses at a package's names (see ``same_package``).
-_GUESSED = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -314,7 +312,7 @@ class _FileBuilder:
                         target[len("symbol:") :]
                         for node in self.factory.nodes
                         for _, target in node.edges
-                        if target.startswith(_GUESSED)
+                        if target.startswith(GUESSED_TARGETS)
                     }
                 )
             )
@@ -879,6 +877,14 @@ class _FileBuilder:
             return f"symbol:{self.module_prefix}.{dotted}"
         return f"symbol:{dotted}" if keep_unknown and not rest else None
 
+    def enclosing(self, starts: list[int], position: int) -> int:
+        """The index of the innermost callable (sorted by start, ``starts``) whose body
+        holds ``position``; -1 outside every one."""
+        index = bisect.bisect_right(starts, position) - 1
+        while index >= 0 and self.callables[index].end < position:
+            index -= 1
+        return index
+
     def typed_variables(
         self, declared: list[dict[str, list[Node]]], starts: list[int]
     ) -> dict[str, str]:
@@ -889,14 +895,16 @@ class _FileBuilder:
         fields: dict[str, str] = {}
         clashing: set[str] = set()
         for captures in declared:
-            declared = captures["type"][0]
-            type_name = self.text(declared)
+            type_node = captures["type"][0]
             value = captures.get("value")
-            if type_name == "var" and value and value[0].type == "object_creation_expression":
-                declared = value[0].child_by_field_name("type") or declared
-                type_name = self.text(declared)
-            type_name = _base_type(type_name)
-            if not type_name or not all(p.isidentifier() for p in type_name.split(".")):
+            if (
+                self.text(type_node) == "var"
+                and value
+                and value[0].type == "object_creation_expression"
+            ):
+                type_node = value[0].child_by_field_name("type") or type_node
+            type_name = _named_type(self.text(type_node))
+            if type_name is None:
                 continue
             if "field" in captures:
                 name = self.text(captures["field"][0])
@@ -906,9 +914,7 @@ class _FileBuilder:
                     clashing.add(name)
                 continue
             variable = captures["name"][0]
-            index = bisect.bisect_right(starts, variable.start_byte) - 1
-            while index >= 0 and self.callables[index].end < variable.start_byte:
-                index -= 1
+            index = self.enclosing(starts, variable.start_byte)
             if index >= 0:
                 self.callables[index].locals.setdefault(self.text(variable), type_name)
         return {name: kind for name, kind in fields.items() if name not in clashing}
@@ -925,9 +931,9 @@ class _FileBuilder:
             declared = parameter.child_by_field_name("type")
             if declared is None:
                 continue
-            name = _base_type(self.text(declared).lstrip(":"))
-            if not name or not all(part.isidentifier() for part in name.split(".")):
-                continue  # a slice, map, function, union … type: no methods to name
+            name = _named_type(self.text(declared).lstrip(":"))
+            if name is None:
+                continue
             variables = parameter.children_by_field_name("name") or [
                 p for p in parameter.children_by_field_name("pattern") if p.type == "identifier"
             ]
@@ -953,10 +959,7 @@ class _FileBuilder:
         starts = [c.start for c in self.callables]
         found: dict[int, list[str]] = {}
         for callee in callees:
-            position = callee.start_byte
-            index = bisect.bisect_right(starts, position) - 1
-            while index >= 0 and self.callables[index].end < position:
-                index -= 1
+            index = self.enclosing(starts, callee.start_byte)
             if index < 0:
                 continue
             dotted = self.callee_name(callee)
@@ -1061,6 +1064,14 @@ _HERITAGE = {
     "super_interfaces": IMPLEMENTS,
     "extends_interfaces": INHERITS_FROM,
 }
+
+
+def _named_type(text: str) -> str | None:
+    """The type a variable is declared with, if it is a named one whose methods a call on
+    the variable reaches (``*cobra.Command`` -> ``cobra.Command``, ``List<String>`` ->
+    ``List``); None for a slice, map, function, union … type."""
+    name = _base_type(text)
+    return name if name and all(p.isidentifier() for p in name.split(".")) else None
 
 
 @lru_cache(maxsize=1 << 14)

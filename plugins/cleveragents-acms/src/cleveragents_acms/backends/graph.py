@@ -494,15 +494,9 @@ class OxigraphGraphBackend:
         scope = require_scope(scope)
         _reject_service(query)
         graphs = self._dataset(scope, include_history)
-        try:
-            return self.store.query(
-                query,
-                default_graph=[*graphs, ox.DefaultGraph()],
-                named_graphs=graphs,
-                prefixes=PREFIXES,
-            )
-        except SyntaxError as exc:
-            raise InvalidArgumentError(f"invalid SPARQL query: {exc}") from exc
+        return _answer(
+            self.store, query, default_graph=[*graphs, ox.DefaultGraph()], named_graphs=graphs
+        )
 
     def _dataset(self, scope: frozenset[str] | None, include_history: bool) -> list[Any]:
         if scope is None:
@@ -628,11 +622,7 @@ class OxigraphGraphBackend:
         require_text("query", query)
         scope = require_scope(scope)
         _reject_service(query)
-        snapshot = self._snapshot(timestamp, scope)
-        try:
-            result = snapshot.query(query, prefixes=PREFIXES)
-        except SyntaxError as exc:
-            raise InvalidArgumentError(f"invalid SPARQL query: {exc}") from exc
+        result = _answer(self._snapshot(timestamp, scope), query)
         return _shaped(result, timestamp=_lexical(timestamp))
 
     def _snapshot(self, timestamp: datetime, scope: frozenset[str] | None) -> ox.Store:
@@ -840,6 +830,14 @@ class _TriGWriter:
         if resource is not None:
             out.append("}\n")
         return quads
+
+
+def _answer(store: ox.Store, query: str, **dataset: Any) -> Any:
+    """``store.query`` with the UKO prefixes; a syntax error is the user's."""
+    try:
+        return store.query(query, prefixes=PREFIXES, **dataset)
+    except SyntaxError as exc:
+        raise InvalidArgumentError(f"invalid SPARQL query: {exc}") from exc
 
 
 def _shaped(result: Any, **extra: str) -> GraphResult:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator
 
 from cleveragents.models.uko import UKONode
-from cleveragents_acms.analyzers._common import GUESSED_KEYS, go_package_symbol
+from cleveragents_acms.analyzers._common import GUESSED_KEYS, GUESSED_TARGETS, go_package_symbol
 
 __all__ = [
     "GUESSED_KEYS",
@@ -39,7 +39,6 @@ RUST_USE = "uko-rs:Use"
 #: The scheme of an edge target no node answers (yet).
 SYMBOL = "symbol:"
 _PREFIX = SYMBOL
-_GUESSED = tuple(_PREFIX + key for key in GUESSED_KEYS)
 #: The files of JavaScript and TypeScript modules.
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 #: How many ``use`` declarations a Rust path is followed through.
@@ -217,9 +216,9 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                     predicate,
                     _PREFIX + rust_paths(target[len(_PREFIX) :], node.path)[0],
                 )
-            guessed = guessed or target.startswith(_GUESSED)
+            guessed = guessed or target.startswith(GUESSED_TARGETS)
         if guessed:
-            node.edges = [e for e in node.edges if not e[1].startswith(_GUESSED)]
+            node.edges = [e for e in node.edges if not e[1].startswith(GUESSED_TARGETS)]
         if overloads:
             node.edges = list(dict.fromkeys([*node.edges, *overloads]))
     return resolved
