@@ -457,12 +457,12 @@ class _FileBuilder:
         return [self.leaf(node, outer, parent, prefix, declaration, doc, name)]
 
     def mark_overloads(self) -> None:
-        """A signature beside an implementation of the same name in the same scope is an
-        overload (``function map(x: string): string;`` then ``function map(x) { … }``):
-        marked ``overload``, as the implementation holds the code. An interface's or a
-        trait's method declared alone is not one, nor a Java abstract method beside a
-        default one of its name: Java's overloads are methods of their own."""
-        if self.spec.name == "java":
+        """TypeScript: a signature beside an implementation of the same name in the same
+        scope is an overload (``function map(x: string): string;`` then ``function map(x)
+        { … }``), marked ``overload``, as the implementation holds the code. An interface's
+        method declared alone is not one. Other languages have no such signatures: a Java
+        abstract method beside a default one of its name is an overload of its own."""
+        if self.spec.name != "typescript":
             return
         for uko in self.bodiless:
             if (uko.parent, uko.name) in self.implemented:
