@@ -9,6 +9,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -684,6 +685,38 @@ def test_a_refresh_after_the_analyzers_changed_analyses_every_file(
     settled = service.refresh_index(RESOURCE_A, corpus)
     assert settled.run is not None and settled.run.files_analyzed == 0
     assert settled.run.reanalysis is None
+
+
+def test_a_revised_analyzer_analyses_its_own_files_again(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An analyzer that declares a new ``revision`` (what it finds changed within one
+    release) sends only the files it read to be analysed again, once, and says so; the
+    Python files of the same index are not read."""
+    from cleveragents_acms.analyzers.treesitter import GoAnalyzer
+
+    (corpus / "tool").mkdir()
+    (corpus / "tool" / "main.go").write_text(
+        "package main\n\nfunc helper() int { return 1 }\n\nfunc main() { helper() }\n"
+    )
+    (corpus / "tool" / "more.go").write_text("package main\n\nfunc other() { helper() }\n")
+    first = service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert first.metadata.analyzers is not None
+    assert f"go@{version('cleveragents-acms')}+{GoAnalyzer.revision}" in first.metadata.analyzers
+
+    monkeypatch.setattr(GoAnalyzer, "revision", GoAnalyzer.revision + 1)
+    again = service.refresh_index(RESOURCE_A, corpus)
+    assert again is not None and again.run is not None
+    assert again.run.files_analyzed == 2
+    assert again.run.files_unchanged == first.run.files_analyzed - 2  # type: ignore[union-attr]
+    assert again.run.reanalysis is not None
+    assert again.run.reanalysis.startswith("the files of go analysed again")
+    assert f"+{GoAnalyzer.revision - 1} -> go@" in again.run.reanalysis
+    # Nothing the analyzer finds differs here: the nodes are as they were, not revised.
+    assert again.run.nodes_revised == again.run.nodes_added == again.run.nodes_retired == 0
+    settled = service.refresh_index(RESOURCE_A, corpus)
+    assert settled is not None and settled.run is not None
+    assert settled.run.files_analyzed == 0 and settled.run.reanalysis is None
 
 
 def test_without_analyzers_nothing_is_claimed(service: RepoIndexingService, corpus: Path) -> None:

@@ -18,6 +18,9 @@ class UKOAnalyzer(Protocol):
 
     ``specificity`` orders competing analyzers: the most specific analyzer that
     ``supports`` a file wins (a Python analyzer beats the generic text one).
+    An analyzer may also declare an integer ``revision``, raised when what it finds
+    in the same file changes within one release: indexes built before then analyse
+    its files again.
     """
 
     name: str

@@ -1129,6 +1129,10 @@ class TreeSitterAnalyzer:
     name = "tree-sitter"
     languages: tuple[str, ...] = ()
     specificity = 100
+    #: Raised when what these analyzers find in the same file changes, so indexes built
+    #: before analyse their files again. 2: Go packages by import path, Java overloads,
+    #: calls on typed variables, JavaScript's relative ``require``.
+    revision = 2
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

@@ -67,7 +67,7 @@ def summary(resource: Any, result: Any) -> str:
                 "package's __init__.py added or removed)"
             )
         if run.reanalysis:
-            parts.append(f"  every file analysed again: {run.reanalysis}")
+            parts.append(f"  {run.reanalysis}")
         parts.extend(f"  rebuilt {what}" for what in run.rebuilt)
         if run.skipped_reasons:
             ranked = sorted(run.skipped_reasons.items(), key=lambda item: -item[1])

@@ -132,7 +132,7 @@ def resolve_scope(
             changes = analyzer_changes(meta.analyzers, installed)
             scope.notes.append(
                 f"the index of {label} was built by other analyzers ({changes}): "
-                f"{index_hint(project)} analyses every file again"
+                f"{index_hint(project)} analyses the files they read again"
             )
         if meta.status == "stale":
             scope.notes.append(f"the index of {label} is stale: {index_hint(project)}")

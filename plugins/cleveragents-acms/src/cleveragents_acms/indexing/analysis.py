@@ -41,6 +41,7 @@ __all__ = [
     "analyze_files",
     "analyzer_changes",
     "analyzer_versions",
+    "changed_analyzers",
     "embed_nodes",
 ]
 
@@ -61,13 +62,25 @@ class ComponentSpec:
         target = import_reference(self.reference or "")
         return target() if isinstance(target, type) else target
 
+    def declared(self, attribute: str, default: Any = None) -> Any:
+        """An attribute the component declares (``name``, ``revision``), read from its
+        class without building it; ``default`` when it has none or cannot be imported."""
+        if self.instance is not None:
+            return getattr(self.instance, attribute, default)
+        try:
+            return getattr(import_reference(self.reference or ""), attribute, default)
+        except Exception:  # a broken reference fails where the analyzers are built
+            return default
+
 
 def analyzer_versions(specs: Sequence[ComponentSpec]) -> str:
-    """``markdown@0.1.0 python@0.1.0 …``: each analyzer by name and the version of the
-    distribution its package comes from (``?`` when unknown), sorted.
+    """``markdown@0.1.0 python@0.1.0+2 …``: each analyzer by name and the version of the
+    distribution its package comes from (``?`` when unknown), then ``+revision`` when the
+    analyzer declares a ``revision`` (raised when what it finds in the same file changes
+    within one release), sorted.
 
-    An index records it: when it changes (an upgrade, an analyzer plugin installed or
-    removed), what the analyzers find in unchanged files may change too.
+    An index records it: when it changes (an upgrade, a revision, an analyzer plugin
+    installed or removed), what the analyzers find in unchanged files may change too.
     """
     tags = []
     for spec in specs:
@@ -75,15 +88,29 @@ def analyzer_versions(specs: Sequence[ComponentSpec]) -> str:
             module = type(spec.instance).__module__
         else:
             module = (spec.reference or "").partition(":")[0]
-        tags.append(f"{spec.name}@{_distribution_version(module.split('.')[0])}")
+        revision = spec.declared("revision")
+        tag = f"{spec.name}@{_distribution_version(module.split('.')[0])}"
+        tags.append(f"{tag}+{revision}" if revision else tag)
     return " ".join(sorted(tags))
+
+
+def _tags(versions: str) -> dict[str, str]:
+    return dict(tag.rpartition("@")[::2] for tag in versions.split())
+
+
+def changed_analyzers(before: str, now: str) -> frozenset[str] | None:
+    """The analyzers whose version differs between two :func:`analyzer_versions`; None
+    when one was added or removed, as which analyzer a file goes to may change then."""
+    old, new = _tags(before), _tags(now)
+    if old.keys() != new.keys():
+        return None
+    return frozenset(name for name in new if old[name] != new[name])
 
 
 def analyzer_changes(before: str, now: str) -> str:
     """``python@0.1.0 -> python@0.2.0, +go@0.1.0``: what differs between two
     :func:`analyzer_versions`."""
-    old = dict(tag.rpartition("@")[::2] for tag in before.split())
-    new = dict(tag.rpartition("@")[::2] for tag in now.split())
+    old, new = _tags(before), _tags(now)
     changes = [
         f"{name}@{old[name]} -> {name}@{new[name]}"
         for name in sorted(old.keys() & new.keys())

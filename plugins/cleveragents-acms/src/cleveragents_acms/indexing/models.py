@@ -72,7 +72,8 @@ class IndexRun:
     nodes_retired: int = 0
     nodes_unchanged: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
-    #: Why every file was analysed again without ``force`` (the analyzers changed).
+    #: Which files were analysed again without ``force``, and why (the analyzers changed):
+    #: every file when an analyzer was added or removed, else those of the changed ones.
     reanalysis: str | None = None
     #: Stores brought up to the node store because they were off in earlier runs.
     rebuilt: list[str] = field(default_factory=list)

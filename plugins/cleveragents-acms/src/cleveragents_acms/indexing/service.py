@@ -40,6 +40,7 @@ from cleveragents_acms.indexing.analysis import (
     analyze_files,
     analyzer_changes,
     analyzer_versions,
+    changed_analyzers,
 )
 from cleveragents_acms.indexing.dependents import dependent_files
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
@@ -195,11 +196,23 @@ class RepoIndexingService:
         analyzers = analyzer_versions(self.analyzer_specs())  # raises before the claim
         index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
         run = IndexRun()
+        #: Analyzers (as files record them) whose unchanged files are analysed again.
+        reanalyse: frozenset[str] = frozenset()
         if built_with and built_with != analyzers and not force:
             # What an analyzer finds in an unchanged file may have changed with it.
-            force = True
             changes = analyzer_changes(built_with, analyzers)
-            run.reanalysis = f"the analyzers changed since the last run: {changes}"
+            why = f"the analyzers changed since the last run: {changes}"
+            changed = changed_analyzers(built_with, analyzers)
+            if changed is None:
+                force = True
+                run.reanalysis = f"every file analysed again: {why}"
+            else:
+                reanalyse = frozenset(
+                    spec.declared("name", spec.name)
+                    for spec in self.analyzer_specs()
+                    if spec.name in changed
+                )
+                run.reanalysis = f"the files of {', '.join(sorted(changed))} analysed again: {why}"
         started = time.perf_counter()
         listening = _ON_PHASE.set(on_phase)
         try:
@@ -211,6 +224,7 @@ class RepoIndexingService:
                     root.resolve(),
                     run,
                     force=force,
+                    reanalyse=reanalyse,
                     include_globs=include_globs,
                     exclude_globs=exclude_globs,
                     max_file_size=max_file_size,
@@ -430,6 +444,7 @@ class RepoIndexingService:
         run: IndexRun,
         *,
         force: bool,
+        reanalyse: frozenset[str] = frozenset(),
         include_globs: tuple[str, ...],
         exclude_globs: tuple[str, ...],
         max_file_size: int | None,
@@ -462,8 +477,11 @@ class RepoIndexingService:
         seen = {f.relative for f in discovery.files}
         removed = sorted(set(known) - seen)
         # unchanged by size and mtime: not read at all (the rule discovery trusts too)
+        stale = {path for path, row in known.items() if row["analyzer"] in reanalyse}
         candidates = [
-            f for f in discovery.files if force or stats.get(f.relative) != (f.size, f.mtime_ns)
+            f
+            for f in discovery.files
+            if force or stats.get(f.relative) != (f.size, f.mtime_ns) or f.relative in stale
         ]
         total = len(candidates)
         analyses: list[FileAnalysis] = []
@@ -482,6 +500,7 @@ class RepoIndexingService:
                 or previous is None
                 or previous["content_hash"] != outcome.content_hash
                 or outcome.relative in dependents
+                or outcome.relative in stale
             )
 
         def write_text(outcome: FileAnalysis) -> None:
