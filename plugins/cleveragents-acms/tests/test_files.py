@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cleveragents_acms.analyzers.files import (
+    TOTAL_SIZE_GRACE,
     Discovery,
     SkipReason,
     choose_analyzer,
@@ -180,6 +181,37 @@ def test_size_limits(tmp_path: Path) -> None:
     assert reason(discovery, "big.txt").startswith(SkipReason.TOO_LARGE)
     assert reason(discovery, "c.txt").startswith(SkipReason.TOTAL_SIZE)
     assert discovery.total_size == 80
+
+
+def test_files_indexed_before_keep_their_place_under_the_total_size(tmp_path: Path) -> None:
+    """Under ``max_total_size`` an edit that grows one file does not push another
+    indexed file out (nor let a left-out one in), until the files indexed before come to
+    more than the grace over the limit; then they are cut back to the limit itself."""
+
+    def files(**sizes: int) -> dict[str, tuple[int, int]]:
+        for name, size in sizes.items():
+            write(tmp_path, name, "x" * (size - 1) + "\n")
+        return {
+            f.relative: (f.size, f.mtime_ns)
+            for f in discover(tmp_path, max_total_size=100, known=known).files
+        }
+
+    known: dict[str, tuple[int, int]] = {}
+    known = files(**{"a.txt": 30, "b.txt": 60, "c.txt": 20})
+    assert sorted(known) == ["a.txt", "b.txt"]  # c would make 110
+    # a grows to 45: a first fit takes a and c and drops b; the files indexed before stay.
+    assert sorted(files(**{"a.txt": 45})) == ["a.txt", "b.txt"]
+    assert 100 * TOTAL_SIZE_GRACE >= 105
+    # a grows to 60: 120 is past the grace, so they are cut back to 100, in walk order.
+    known = files(**{"a.txt": 60})
+    assert sorted(known) == ["a.txt", "c.txt"]
+    # a shrinks: a new file is taken when it fits within the limit itself.
+    assert sorted(files(**{"a.txt": 10})) == ["a.txt", "b.txt", "c.txt"]
+    # Without what was indexed before (a cold index, ``--force``): first fit, walk order.
+    assert [f.relative for f in discover(tmp_path, max_total_size=75).files] == [
+        "a.txt",
+        "b.txt",
+    ]
 
 
 def test_include_and_exclude_globs(tmp_path: Path) -> None:

@@ -83,6 +83,28 @@ def test_files_left_out_by_the_total_size_limit_are_named(tmp_path: Path, repo: 
     assert data["run"]["skipped_reasons"]["total-size-limit"] >= 1
 
 
+def test_an_edit_under_the_total_size_limit_leaves_the_other_files_indexed(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Files taken under ``context.file.max-total-size`` stay when an edit grows one of
+    them past the limit by a little: the file walked last is not dropped for it."""
+    home = tmp_path / "home"
+    _run(home, "config", "set", "context.file.max-total-size", "1000")
+    (repo / "shop" / "big.py").write_text("VALUE = 1\n" * 400)  # never fits
+    taken = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts)
+    taken -= (repo / "shop" / "big.py").stat().st_size + (
+        repo / "build" / "generated.py"
+    ).stat().st_size
+    (repo / "shop" / "zz_last.py").write_text("X = 1\n" + "#" * (1000 - taken - 20) + "\n")
+    first = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    assert first["run"]["skipped_reasons"]["total-size-limit"] == 1  # big.py
+    with (repo / "README.md").open("a") as readme:
+        readme.write("More about the shop, forty bytes of it.\n")
+    again = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    assert (again["run"]["files_analyzed"], again["run"]["files_removed"]) == (1, 0)
+    assert again["index"]["file_count"] == first["index"]["file_count"]
+
+
 def test_skipped_source_files_are_named(tmp_path: Path, repo: Path) -> None:
     """A source file left out as generated is named in the summary and in ``--json``;
     expected skips (tool folders) are only counted."""

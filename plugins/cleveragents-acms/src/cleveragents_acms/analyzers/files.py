@@ -28,6 +28,7 @@ __all__ = [
     "Discovery",
     "SkipReason",
     "Skipped",
+    "TOTAL_SIZE_GRACE",
     "SourceFile",
     "choose_analyzer",
     "discover",
@@ -288,6 +289,10 @@ def _enclosing_rules(root_real: str) -> _Specs:
     return specs
 
 
+#: How far over ``max_total_size`` the files indexed before may grow and all stay.
+TOTAL_SIZE_GRACE = 1.1
+
+
 @dataclass(slots=True)
 class _Walk:
     root_real: str
@@ -303,7 +308,8 @@ class _Walk:
     #: Relative path -> (size, mtime_ns) of files indexed before: unchanged, they were
     #: sniffed then, and their heads are not read again.
     known: Mapping[str, tuple[int, int]] = field(default_factory=dict)
-    total: int = 0
+    #: Files that passed every other test, in walk order, when a total size limits them.
+    within_limit: list[SourceFile] = field(default_factory=list)
 
     def skip(self, relative: str, reason: str) -> None:
         self.result.skipped.append(Skipped(relative, reason))
@@ -438,14 +444,42 @@ class _Walk:
             if reason is not None:
                 self.skip(relative, reason)
                 return
-        if self.max_total_size is not None and self.total + size > self.max_total_size:
-            self.skip(
-                relative,
-                f"{SkipReason.TOTAL_SIZE}: would exceed {self.max_total_size} bytes in total",
-            )
+        found = SourceFile(path, relative, size, info.st_mtime_ns)
+        if self.max_total_size is None:
+            self.result.files.append(found)
+        else:
+            self.within_limit.append(found)
+
+    def apply_total_size(self) -> None:
+        """Take files within ``max_total_size``: those indexed before first, then new
+        ones, each in walk order (a file that does not fit is skipped, a later smaller
+        one may still fit).
+
+        Files indexed before all stay while they come to at most
+        :data:`TOTAL_SIZE_GRACE` times the limit. An edit that grows a file therefore
+        never pushes another one out, as a first fit packed close to the limit would on
+        every run. Past the grace they are cut back to the limit itself, so the next
+        edits again have room; a new file is only taken within the limit.
+        """
+        limit = self.max_total_size
+        if limit is None:
             return
-        self.total += size
-        self.result.files.append(SourceFile(path, relative, size, info.st_mtime_ns))
+        earlier = [f for f in self.within_limit if f.relative in self.known]
+        new = [f for f in self.within_limit if f.relative not in self.known]
+        total = sum(f.size for f in earlier)
+        if total <= limit * TOTAL_SIZE_GRACE:
+            self.result.files.extend(earlier)
+        else:
+            total, new = 0, earlier + new
+        for candidate in new:
+            if total + candidate.size > limit:
+                self.skip(
+                    candidate.relative,
+                    f"{SkipReason.TOTAL_SIZE}: would exceed {limit} bytes in total",
+                )
+            else:
+                total += candidate.size
+                self.result.files.append(candidate)
 
 
 def discover(
@@ -461,11 +495,13 @@ def discover(
 
     ``include_globs`` and ``exclude_globs`` are gitignore-style patterns relative
     to ``root`` (``*.py``, ``docs/**``, ``/build/``). When ``include_globs`` is
-    given, only matching files are kept. Folders are walked in sorted order, so
-    ``max_total_size`` cuts the same files off on every run; ``files`` comes back
-    sorted by relative path. ``known`` maps files indexed before to their
-    ``(size, mtime_ns)`` then: one that still has them is taken without reading its
-    head again (a refresh of a large tree then reads only what changed).
+    given, only matching files are kept. Folders are walked in sorted order;
+    ``files`` comes back sorted by relative path. ``known`` maps files indexed before
+    to their ``(size, mtime_ns)`` then: one that still has them is taken without
+    reading its head again (a refresh of a large tree then reads only what changed),
+    and ``max_total_size`` keeps them before it takes any new file, so an edit that
+    changes a file's size does not swap other files in or out (see
+    :data:`TOTAL_SIZE_GRACE`).
     """
     root = Path(root)
     result = Discovery(root)
@@ -484,5 +520,6 @@ def discover(
     )
     walk.walk(str(root), root_real, "", _enclosing_rules(root_real))
     walk.follow_links()
+    walk.apply_total_size()
     result.files.sort(key=lambda f: f.relative)
     return result
