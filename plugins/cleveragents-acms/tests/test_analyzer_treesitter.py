@@ -10,6 +10,7 @@ import pytest
 
 from cleveragents.models.uko import (
     DEPTH_FULL,
+    DEPTH_MEMBERS,
     DEPTH_NAME,
     DEPTH_OUTLINE,
     DEPTH_SIGNATURES,
@@ -269,6 +270,62 @@ def test_javascript_esm_and_commonjs() -> None:
     assert ("uko:dependsOn", "symbol:lib.parser.parse") in nodes["Animal.speak"].edges
     assert ("uko:dependsOn", uri(rel, "Animal")) in nodes["Animal.create"].edges
     assert nodes["twice"].uko_type == "uko-ts:ArrowFunction"
+
+
+def test_functions_assigned_to_members_are_declared() -> None:
+    """CommonJS code declares most functions by assignment: ``Layer.prototype.match =
+    function match(path) { … }`` is the method ``Layer.match`` (reached by ``this.match()``
+    and on a ``new Layer()``), ``proto.handle = …`` a method ``proto.handle``, and
+    ``exports.parse = …`` the module's ``parse``; computed members are no name."""
+    source = """\
+    var pathRegexp = require('path-to-regexp');
+
+    function Layer(path, fn) {
+      this.fn = fn;
+    }
+
+    /**
+     * Whether the layer matches a path.
+     */
+    Layer.prototype.match = function match(path) {
+      return this.decode(path) !== null;
+    };
+
+    Layer.prototype.decode = function (path) { return pathRegexp(path); };
+
+    var proto = module.exports = function (options) { return proto; };
+
+    proto.handle = function handle(req, res) {
+      var layer = new Layer('/', null);
+      return layer.match(req.url);
+    };
+
+    exports.parse = (text) => text.trim();
+    module.exports.format = function format() {};
+    req.get = req.header = function header(name) { return name; };
+    table[key] = function () {};
+    make().x = function () {};
+    """
+    rel = "lib/router/layer.js"
+    nodes = nodes_of(JavaScriptAnalyzer(), rel, source)
+    module = nodes[""].uri
+    match = nodes["Layer.match"]
+    assert (match.uko_type, match.name, match.parent) == ("uko-ts:Method", "match", module)
+    assert match.properties["docstring"] == "Whether the layer matches a path."
+    assert (match.start_line, match.end_line) == (10, 12)
+    assert match.renderings[DEPTH_FULL].startswith("Layer.prototype.match = function match(path)")
+    assert ("uko:dependsOn", uri(rel, "Layer.decode")) in match.edges
+    assert nodes["Layer.decode"].edges == [("uko:dependsOn", "symbol:path-to-regexp")]
+    handle = nodes["proto.handle"]
+    assert handle.uko_type == "uko-ts:Method"
+    assert {t for _, t in handle.edges} >= {uri(rel, "Layer"), uri(rel, "Layer.match")}
+    assert nodes["parse"].uko_type == "uko-ts:ArrowFunction"
+    assert nodes["format"].uko_type == "uko-ts:Function"
+    assert nodes["req.get"].uko_type == "uko-ts:Method"
+    assert nodes["proto"].uko_type == "uko-ts:Variable"
+    assert not {"req.header", "table.key", "x", "make.x", "Layer.prototype.match"} & nodes.keys()
+    listing = nodes[""].renderings[DEPTH_MEMBERS]
+    assert "method match" in listing and "function parse" in listing
 
 
 def test_javascript_shipped_in_installed_packages() -> None:

@@ -25,10 +25,10 @@ from cleveragents_acms.analyzers._common import is_binary, language_of
 
 __all__ = [
     "ALWAYS_SKIPPED_DIRS",
+    "TOTAL_SIZE_GRACE",
     "Discovery",
     "SkipReason",
     "Skipped",
-    "TOTAL_SIZE_GRACE",
     "SourceFile",
     "choose_analyzer",
     "discover",

@@ -402,7 +402,8 @@ class _FileBuilder:
                 "lexical_declaration", "variable_declaration"
             ):  # fmt: skip
                 return child
-        return None
+        # ``Foo.prototype.bar = function …``: not a declaration, but declares one.
+        return wrapper if wrapper.type == "expression_statement" else None
 
     def declare(
         self,
@@ -423,6 +424,8 @@ class _FileBuilder:
             return self.members(node.named_children, parent, prefix, owner)
         if kind in ("lexical_declaration", "variable_declaration"):
             return self.variables(node, outer, parent, prefix, owner, doc)
+        if kind == "expression_statement" and spec.name in ("javascript", "typescript"):
+            return self.assigned_function(node, parent, prefix, owner, doc)
         if spec.name == "go" and kind in (
             "type_declaration",
             "const_declaration",
@@ -730,6 +733,64 @@ class _FileBuilder:
                 attribute = Declaration(self.spec.variable_type, "variable", "leaf", None)
                 out.append(self.leaf(declarator, outer, parent, prefix, attribute, doc, name))
         return out
+
+    def assigned_function(
+        self,
+        statement: Node,
+        parent: UKONode,
+        prefix: str,
+        owner: Declaration | None,
+        doc: str,
+    ) -> list[_Member]:
+        """A function assigned to a member at the top level, as CommonJS code declares most
+        of its functions: ``Layer.prototype.match = function match(path) { … }`` is the
+        method ``Layer.match`` (so ``this.match()`` in another of ``Layer``'s methods, and
+        ``match`` on a ``new Layer()``, reach it), ``proto.handle = …`` is ``proto.handle``
+        and ``exports.parse = …`` (or ``module.exports.parse``) the module's ``parse``."""
+        if owner is not None and owner.kind not in _SCOPES:
+            return []
+        expression = statement.named_children[0] if statement.named_children else None
+        if expression is None or expression.type != "assignment_expression":
+            return []
+        value = expression.child_by_field_name("right")
+        while value is not None and value.type == "assignment_expression":  # a = b = function
+            value = value.child_by_field_name("right")
+        path = self.member_path(expression.child_by_field_name("left"))
+        if value is None or value.type not in _FUNCTION_VALUES or path is None:
+            return []
+        if path[:2] == ["module", "exports"]:
+            path = path[2:]
+        elif path[:1] == ["exports"]:
+            path = path[1:]
+        path = [part for part in path if part != "prototype"]
+        if not path:  # ``module.exports = function …``: the module itself
+            return []
+        if len(path) > 1:
+            declaration = self.spec.member_callable
+        elif value.type == "arrow_function":
+            declaration = Declaration("uko-ts:ArrowFunction", "function", "callable")
+        else:
+            declaration = self.spec.declarations["function_declaration"]
+        holder = "".join(f"{part}." for part in path[:-1])
+        return [self.callable(
+            value, statement, value.child_by_field_name("body"), parent, prefix + holder,
+            declaration, doc, path[-1], [],
+        )]  # fmt: skip
+
+    def member_path(self, node: Node | None) -> list[str] | None:
+        """``a.b.c`` as ``["a", "b", "c"]``; None for anything but names and dots
+        (``a[b].c``, ``f().c``) or a plain name."""
+        parts: list[str] = []
+        while node is not None and node.type == "member_expression":
+            name = node.child_by_field_name("property")
+            if name is None or name.type != "property_identifier":
+                return None
+            parts.append(self.text(name))
+            node = node.child_by_field_name("object")
+        if not parts or node is None or node.type != "identifier":
+            return None
+        parts.append(self.text(node))
+        return parts[::-1]
 
     def go_declaration(self, node: Node, parent: UKONode, prefix: str, doc: str) -> list[_Member]:
         out: list[_Member] = []
@@ -1131,7 +1192,8 @@ class TreeSitterAnalyzer:
     specificity = 100
     #: Raised when what these analyzers find in the same file changes, so indexes built
     #: before analyse their files again. 2: Go packages by import path, Java overloads,
-    #: calls on typed variables, JavaScript's relative ``require``.
+    #: calls on typed variables, JavaScript's relative ``require``, functions assigned to
+    #: members (``Layer.prototype.match = function …``).
     revision = 2
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
