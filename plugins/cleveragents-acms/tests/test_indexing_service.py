@@ -367,6 +367,75 @@ def test_a_required_javascript_module_resolves_to_its_file(
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
 
 
+def test_a_call_on_a_required_constructor_s_object_reaches_its_prototype_method(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``view.js`` says ``module.exports = View`` and declares ``View.prototype.render``;
+    ``new View(name).render()`` in a file that requires it depends on ``View.render``.
+    When the export goes, or comes back, a refresh moves the edge as a cold index would."""
+    lib = tmp_path / "web" / "lib"
+    lib.mkdir(parents=True)
+    view = lib / "view.js"
+    exported = (
+        "function View(name) { this.name = name; }\n"
+        "View.prototype.render = function render() { return this.name; };\n"
+        "module.exports = View;\n"
+    )
+    view.write_text(exported)
+    (lib / "app.js").write_text(
+        "var View = require('./view');\n"
+        "function show(name) {\n  var shown = new View(name);\n  return shown.render();\n}\n"
+    )
+    root = tmp_path / "web"
+    service.index_resource(RESOURCE_A, root, project="web")
+    show = "https://cleveragents.ai/r/R/lib/app.js#show"
+    render = "https://cleveragents.ai/r/R/lib/view.js#View.render"
+    assert render in _current_edges(service, "web", RESOURCE_A)[show][1]
+    view.write_text(exported.replace("module.exports = View;", "module.exports = {};"))
+    run = service.index_resource(RESOURCE_A, root, project="web").run
+    assert run is not None and run.files_dependent == 1
+    edges = _current_edges(service, "web", RESOURCE_A)
+    assert render not in edges[show][1] and "symbol:lib.view.render" in edges[show][1]
+    assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
+    view.write_text(exported)
+    service.index_resource(RESOURCE_A, root, project="web")
+    edges = _current_edges(service, "web", RESOURCE_A)
+    assert render in edges[show][1]
+    assert edges == _cold_edges(service, root, "web", tmp_path / "cold2", monkeypatch)
+
+
+def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file whose ``package`` line changes keeps its nodes (the same file, the same
+    names) but they answer other names: the file importing ``p.A`` is analysed again and
+    its edges are a cold index's, unresolved, then resolved when the package is back."""
+    root = tmp_path / "moved"
+    (root / "p").mkdir(parents=True)
+    (root / "q").mkdir()
+    a = root / "p" / "A.java"
+    a.write_text("package p;\npublic class A { public static int f() { return 1; } }\n")
+    (root / "q" / "B.java").write_text(
+        "package q;\nimport p.A;\nclass B { int g() { return A.f(); } }\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="moved")
+    g, f = "https://cleveragents.ai/r/R/q/B.java#B.g", "https://cleveragents.ai/r/R/p/A.java#A.f"
+    assert _current_edges(service, "moved", RESOURCE_A)[g][1] == [f]
+    a.write_text(a.read_text().replace("package p;", "package r;"))
+    run = service.index_resource(RESOURCE_A, root, project="moved").run
+    assert run is not None and run.files_dependent == 1
+    edges = _current_edges(service, "moved", RESOURCE_A)
+    assert edges[g][1] == ["symbol:p.A.f"]
+    assert edges == _cold_edges(service, root, "moved", tmp_path / "cold", monkeypatch)
+    a.write_text(a.read_text().replace("package r;", "package p;"))
+    service.index_resource(RESOURCE_A, root, project="moved")
+    assert _current_edges(service, "moved", RESOURCE_A)[g][1] == [f]
+
+
 def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -18,6 +18,7 @@ __all__ = [
     "CONFIG_LANGUAGES",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
+    "MODULE_EXPORT",
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
     "NodeFactory",
@@ -243,6 +244,10 @@ GUESSED_TARGETS = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
 #: this says which of the package's other files named it.
 PACKAGE_GUESSES = "package_guesses"
+#: The property of a JavaScript declaration's members when its file says ``module.exports
+#: = Layer``: ``Layer``, so ``Layer.match`` also answers for ``<module>.match``, what a
+#: call on ``new (require("./layer"))()`` names.
+MODULE_EXPORT = "module_export"
 
 
 def go_package_symbol(relative: str, name: str) -> str:

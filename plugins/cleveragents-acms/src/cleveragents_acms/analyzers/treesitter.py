@@ -38,6 +38,7 @@ from cleveragents.models.uko import (
 )
 from cleveragents_acms.analyzers._common import (
     GUESSED_TARGETS,
+    MODULE_EXPORT,
     PACKAGE_GUESSES,
     NodeFactory,
     collapse,
@@ -221,6 +222,8 @@ class _FileBuilder:
         #: and trait methods), and the ``(parent, name)`` of those with one.
         self.bodiless: list[UKONode] = []
         self.implemented: set[tuple[str | None, str]] = set()
+        #: JavaScript: the declaration ``module.exports = Name`` makes what ``require`` gives.
+        self.module_export = ""
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -297,6 +300,11 @@ class _FileBuilder:
         if module_doc:
             module.properties["docstring"] = module_doc
         members = self.members(root.named_children, module, "", None)
+        if self.module_export in self.by_qualname:
+            # Its members are the module's: ``require("./layer")`` gives ``Layer``.
+            for node in self.factory.nodes:
+                if node.qualname.startswith(f"{self.module_export}."):
+                    node.properties[MODULE_EXPORT] = self.module_export
         self.resolve_bases()
         for receiver, methods in self.go_methods.items():
             if receiver in self.go_containers:
@@ -746,16 +754,22 @@ class _FileBuilder:
         of its functions: ``Layer.prototype.match = function match(path) { … }`` is the
         method ``Layer.match`` (so ``this.match()`` in another of ``Layer``'s methods, and
         ``match`` on a ``new Layer()``, reach it), ``proto.handle = …`` is ``proto.handle``
-        and ``exports.parse = …`` (or ``module.exports.parse``) the module's ``parse``."""
+        and ``exports.parse = …`` (or ``module.exports.parse``) the module's ``parse``.
+        ``module.exports = Layer`` is noted: ``Layer``'s members answer for the module's."""
         if owner is not None and owner.kind not in _SCOPES:
             return []
         expression = statement.named_children[0] if statement.named_children else None
         if expression is None or expression.type != "assignment_expression":
             return []
-        value = expression.child_by_field_name("right")
+        value, assigned = expression, []
         while value is not None and value.type == "assignment_expression":  # a = b = function
+            assigned.append(value.child_by_field_name("left"))
             value = value.child_by_field_name("right")
-        path = self.member_path(expression.child_by_field_name("left"))
+        if value is not None and value.type == "identifier":
+            if any(self.member_path(left) == ["module", "exports"] for left in assigned):
+                self.module_export = self.text(value)
+            return []
+        path = self.member_path(assigned[0])
         if value is None or value.type not in _FUNCTION_VALUES or path is None:
             return []
         if path[:2] == ["module", "exports"]:

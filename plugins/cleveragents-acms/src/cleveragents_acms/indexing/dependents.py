@@ -11,6 +11,9 @@ still come out differently from a cold index of the same files:
   callee): a cold index resolves it;
 * it references a definition by a name that a definition the refresh adds
   answers too: a cold index leaves the name ambiguous;
+* a definition the refresh keeps answers other names now (a JavaScript file's
+  ``module.exports`` changed, a Java file's package): references by the names it
+  lost resolve elsewhere or not at all, and by those it gained resolve now;
 * it is a Go or Java file that calls by a plain name what the refresh adds to its
   package (a guess that is no edge while nothing answers it; the file's module node
   lists its guesses);
@@ -121,7 +124,13 @@ def _name_targets(
     """
     new = [n for n in now if n.uri not in before]
     keys = {key for node in new for key in symbol_keys(node)}
-    keys.update(key for node in nodes.nodes_at(resource_id, gone) for key in symbol_keys(node))
+    stored_before = {n.uri: n for n in nodes.nodes_at(resource_id, before)}
+    keys.update(
+        key for uri in gone if uri in stored_before for key in symbol_keys(stored_before[uri])
+    )
+    for node in now:  # kept, but answering other names (``module.exports`` or a package moved)
+        if node.uri in stored_before:
+            keys |= symbol_keys(node) ^ symbol_keys(stored_before[node.uri])
     if not keys:
         return set(), {}
     short = {key.rsplit(".", 1)[-1] for key in keys}

@@ -13,7 +13,12 @@ import json
 from collections.abc import Iterable, Iterator
 
 from cleveragents.models.uko import UKONode
-from cleveragents_acms.analyzers._common import GUESSED_KEYS, GUESSED_TARGETS, go_package_symbol
+from cleveragents_acms.analyzers._common import (
+    GUESSED_KEYS,
+    GUESSED_TARGETS,
+    MODULE_EXPORT,
+    go_package_symbol,
+)
 
 __all__ = [
     "GUESSED_KEYS",
@@ -61,6 +66,10 @@ def symbol_keys(node: UKONode) -> set[str]:
         # view from "./view"`` name; ``router/index.js`` is also ``router``.
         module = node.properties.get("module", "")
         keys.update((module, module.removesuffix(".index")) if module else ())
+    elif exported := node.properties.get(MODULE_EXPORT, ""):
+        # ``module.exports = Layer``: ``Layer.match`` is also the module's ``match``.
+        fqname, member = node.properties.get("fqname", ""), node.qualname[len(exported) + 1 :]
+        keys.add(f"{fqname[: len(fqname) - len(node.qualname)]}{member}")
     elif node.path.endswith(".java") and node.properties.get("fqname"):
         keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
     if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
