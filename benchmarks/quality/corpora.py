@@ -217,9 +217,15 @@ class Indexer:
         return service_for(self.app)
 
     def is_ready(self, corpus: Corpus) -> bool:
-        for metadata in self._service().list_indexes(corpus.name):
+        """Indexed, by the analyzers installed now: when they changed, the next
+        :meth:`index` analyses again the files of those that did, as ``index`` does."""
+        from cleveragents_acms.indexing.analysis import analyzer_versions
+
+        service = self._service()
+        installed = analyzer_versions(service.analyzer_specs())
+        for metadata in service.list_indexes(corpus.name):
             if metadata.status == "ready" and Path(metadata.root_path) == corpus.root.resolve():
-                return True
+                return metadata.analyzers in (None, installed)
         return False
 
     def index(self, corpus: Corpus, *, force: bool = False) -> dict[str, Any]:
