@@ -406,6 +406,56 @@ def test_a_call_on_a_required_constructor_s_object_reaches_its_prototype_method(
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold2", monkeypatch)
 
 
+def test_a_default_import_reaches_the_default_export_and_its_members(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``import Layer from "./layer"`` names what ``export default`` declares:
+    ``new Layer()`` depends on the class and ``.match()`` on an object it made on its
+    method, from ``export default class Layer { … }`` or ``export default Layer``; a
+    refresh that drops the export moves the edges as a cold index would."""
+    src = tmp_path / "web" / "src"
+    src.mkdir(parents=True)
+    layer = src / "layer.ts"
+    declared = "export default class Layer {\n  match(path: string) { return path; }\n}\n"
+    layer.write_text(declared)
+    (src / "widgets").mkdir()
+    (src / "widgets" / "index.ts").write_text("export default function make() { return 1; }\n")
+    (src / "only.ts").write_text(  # names the class only: nothing else follows the export
+        "import Layer from './layer';\nexport function made() { return new Layer(); }\n"
+    )
+    (src / "app.ts").write_text(
+        "import Layer from './layer';\nimport make from './widgets';\n"
+        "export function run(): string {\n  const l = new Layer();\n  make();\n"
+        "  return l.match('/');\n}\n"
+    )
+    root = tmp_path / "web"
+    service.index_resource(RESOURCE_A, root, project="web")
+    run = "https://cleveragents.ai/r/R/src/app.ts#run"
+    make = "https://cleveragents.ai/r/R/src/widgets/index.ts#make"  # a folder imported
+    wanted = {
+        "https://cleveragents.ai/r/R/src/layer.ts#Layer",
+        "https://cleveragents.ai/r/R/src/layer.ts#Layer.match",
+        make,
+    }
+    assert set(_current_edges(service, "web", RESOURCE_A)[run][1]) == wanted
+    layer.write_text(declared.replace("export default class", "export class"))
+    service.index_resource(RESOURCE_A, root, project="web")
+    edges = _current_edges(service, "web", RESOURCE_A)
+    assert set(edges[run][1]) == {
+        "symbol:src.layer.default",
+        "symbol:src.layer.default.match",
+        make,
+    }
+    assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
+    layer.write_text(declared.replace("export default class", "class") + "export default Layer;\n")
+    service.index_resource(RESOURCE_A, root, project="web")
+    edges = _current_edges(service, "web", RESOURCE_A)
+    assert set(edges[run][1]) == wanted
+    assert edges == _cold_edges(service, root, "web", tmp_path / "cold2", monkeypatch)
+
+
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -16,6 +16,7 @@ from cleveragents.models.uko import UKONode, node_uri
 __all__ = [
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
+    "DEFAULT_EXPORT",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
     "MODULE_EXPORT",
@@ -248,6 +249,11 @@ PACKAGE_GUESSES = "package_guesses"
 #: = Layer``: ``Layer``, so ``Layer.match`` also answers for ``<module>.match``, what a
 #: call on ``new (require("./layer"))()`` names.
 MODULE_EXPORT = "module_export"
+#: The property of a JavaScript or TypeScript file's ``export default`` declaration and
+#: its members: the declaration's name, so ``Layer`` also answers for
+#: ``<module>.default``, what ``import Layer from "./layer"`` names, and ``Layer.match``
+#: for ``<module>.default.match``.
+DEFAULT_EXPORT = "default_export"
 
 
 def go_package_symbol(relative: str, name: str) -> str:

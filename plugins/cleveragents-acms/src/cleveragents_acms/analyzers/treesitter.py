@@ -37,6 +37,7 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    DEFAULT_EXPORT,
     GUESSED_TARGETS,
     MODULE_EXPORT,
     PACKAGE_GUESSES,
@@ -224,6 +225,8 @@ class _FileBuilder:
         self.implemented: set[tuple[str | None, str]] = set()
         #: JavaScript: the declaration ``module.exports = Name`` makes what ``require`` gives.
         self.module_export = ""
+        #: JavaScript and TypeScript: the declaration ``export default`` names.
+        self.default_export = ""
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -300,11 +303,7 @@ class _FileBuilder:
         if module_doc:
             module.properties["docstring"] = module_doc
         members = self.members(root.named_children, module, "", None)
-        if self.module_export in self.by_qualname:
-            # Its members are the module's: ``require("./layer")`` gives ``Layer``.
-            for node in self.factory.nodes:
-                if node.qualname.startswith(f"{self.module_export}."):
-                    node.properties[MODULE_EXPORT] = self.module_export
+        self.mark_exported()
         self.resolve_bases()
         for receiver, methods in self.go_methods.items():
             if receiver in self.go_containers:
@@ -327,6 +326,23 @@ class _FileBuilder:
         self.render_module(module, module_doc, members)
         errors = [] if not root.has_error else [self.first_error(root)]
         return self.factory.nodes, errors
+
+    def mark_exported(self) -> None:
+        """What ``require`` or a default import gives, as properties that
+        :func:`resolve.symbol_keys` reads: with ``module.exports = Layer`` the members of
+        ``Layer`` are the module's; with ``export default Layer``, ``Layer`` is the
+        module's ``default``."""
+        for exported, mark, itself in (
+            (self.module_export, MODULE_EXPORT, False),
+            (self.default_export, DEFAULT_EXPORT, True),
+        ):
+            if exported not in self.by_qualname:
+                continue
+            for node in self.factory.nodes:
+                if node.qualname.startswith(f"{exported}.") or (
+                    itself and node.qualname == exported
+                ):
+                    node.properties[mark] = exported
 
     def module_doc(self, root: Node) -> str:
         children = root.named_children
@@ -397,7 +413,14 @@ class _FileBuilder:
             anchor = decorators[0] if decorators else child
             doc = self.doc(comments, anchor) if comments else ""
             if target is not None:
-                out.extend(self.declare(target, child, parent, prefix, owner, doc, decorators))
+                declared = self.declare(target, child, parent, prefix, owner, doc, decorators)
+                out.extend(declared)
+            if kind == "export_statement" and owner is None and _is_default(child):
+                value = child.child_by_field_name("value")
+                if target is not None and declared:  # ``export default class Layer { … }``
+                    self.default_export = declared[0].node.qualname
+                elif value is not None and value.type == "identifier":  # ``export default Layer``
+                    self.default_export = self.text(value)
             comments, decorators = [], []
         return out
 
@@ -755,7 +778,7 @@ class _FileBuilder:
         method ``Layer.match`` (so ``this.match()`` in another of ``Layer``'s methods, and
         ``match`` on a ``new Layer()``, reach it), ``proto.handle = …`` is ``proto.handle``
         and ``exports.parse = …`` (or ``module.exports.parse``) the module's ``parse``.
-        ``module.exports = Layer`` is noted: ``Layer``'s members answer for the module's."""
+        ``module.exports = Layer`` is noted (see :meth:`mark_exported`)."""
         if owner is not None and owner.kind not in _SCOPES:
             return []
         expression = statement.named_children[0] if statement.named_children else None
@@ -1141,6 +1164,11 @@ _HERITAGE = {
 }
 
 
+def _is_default(export: Node) -> bool:
+    """``export default …``."""
+    return any(child.type == "default" for child in export.children)
+
+
 def _named_type(text: str) -> str | None:
     """The type a variable is declared with, if it is a named one whose methods a call on
     the variable reaches (``*cobra.Command`` -> ``cobra.Command``, ``List<String>`` ->
@@ -1206,9 +1234,10 @@ class TreeSitterAnalyzer:
     specificity = 100
     #: Raised when what these analyzers find in the same file changes, so indexes built
     #: before analyse their files again. 2: Go packages by import path, Java overloads,
-    #: calls on typed variables, JavaScript's relative ``require``, functions assigned to
-    #: members (``Layer.prototype.match = function …``).
-    revision = 2
+    #: calls on typed variables, JavaScript's relative ``require``. 3: functions assigned
+    #: to members (``Layer.prototype.match = function …``), ``module.exports = Layer``,
+    #: ``export default``.
+    revision = 3
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

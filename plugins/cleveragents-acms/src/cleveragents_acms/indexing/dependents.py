@@ -38,6 +38,7 @@ from cleveragents_acms.indexing.resolve import (
     RUST_HOPS,
     RUST_USE,
     SYMBOL,
+    default_export_files,
     resolves,
     rust_bindings,
     rust_module_files,
@@ -135,6 +136,7 @@ def _name_targets(
         return set(), {}
     short = {key.rsplit(".", 1)[-1] for key in keys}
     stored = nodes.nodes_named([resource_id], short)
+    stored += nodes.default_exports_at([resource_id], default_export_files(keys))
     after = [n for n in stored if n.path not in touched] + list(now)
     answered_before, answered_now = _answering(stored, keys), _answering(after, keys)
     path_of = {n.uri: n.path for n in after}

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
+    DEFAULT_EXPORT,
     GUESSED_KEYS,
     GUESSED_TARGETS,
     MODULE_EXPORT,
@@ -25,6 +26,7 @@ __all__ = [
     "RUST_HOPS",
     "RUST_USE",
     "SYMBOL",
+    "default_export_files",
     "is_overload_set",
     "resolve_edges",
     "resolves",
@@ -68,14 +70,26 @@ def symbol_keys(node: UKONode) -> set[str]:
         keys.update((module, module.removesuffix(".index")) if module else ())
     elif exported := node.properties.get(MODULE_EXPORT, ""):
         # ``module.exports = Layer``: ``Layer.match`` is also the module's ``match``.
-        fqname, member = node.properties.get("fqname", ""), node.qualname[len(exported) + 1 :]
-        keys.add(f"{fqname[: len(fqname) - len(node.qualname)]}{member}")
+        member = node.qualname[len(exported) + 1 :]
+        keys.update(f"{module}.{member}" for module in _script_modules(node))
+    elif exported := node.properties.get(DEFAULT_EXPORT, ""):
+        # ``export default Layer``: ``Layer`` is also the module's ``default``.
+        member = node.qualname[len(exported) :]
+        keys.update(f"{module}.default{member}" for module in _script_modules(node))
     elif node.path.endswith(".java") and node.properties.get("fqname"):
         keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
     if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
     return keys
+
+
+def _script_modules(node: UKONode) -> tuple[str, str]:
+    """The dotted names of the JavaScript or TypeScript module declaring ``node``, from its
+    ``fqname``: ``lib.router.index`` and, as a folder is imported, ``lib.router``."""
+    fqname = node.properties.get("fqname", "")
+    module = fqname[: len(fqname) - len(node.qualname) - 1]
+    return module, module.removesuffix(".index")
 
 
 def _python_module(path: str) -> str:
@@ -146,6 +160,19 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
                 base = dotted.replace(".", "/")
                 for suffix in _SCRIPT_SUFFIXES:
                     paths.update((f"{base}{suffix}", f"{base}/index{suffix}"))
+    return paths
+
+
+def default_export_files(keys: Iterable[str]) -> set[str]:
+    """The files whose ``export default`` declaration may answer a name among ``keys``
+    (``src.widgets.default``, ``src.layer.default.match``): looked up by file, as the
+    declaration's own name (``make``) is not in the name."""
+    paths: set[str] = set()
+    for key in keys:
+        parts = key.split(".")
+        if "default" in parts[1:]:
+            base = "/".join(parts[: parts.index("default", 1)])
+            paths.update(p for s in _SCRIPT_SUFFIXES for p in (f"{base}{s}", f"{base}/index{s}"))
     return paths
 
 

@@ -47,6 +47,8 @@ from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRu
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
     RUST_USE,
+    SYMBOL,
+    default_export_files,
     resolve_edges,
     rust_use_names,
     wanted_modules,
@@ -102,11 +104,14 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
 
 def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) -> list[UKONode]:
     """The stored nodes that may answer the ``symbol:`` targets of ``new``: those of the
-    targets' short names, the modules they may be, and, when Rust files changed, every
+    targets' short names, the modules they may be, the ``export default`` declarations of
+    the modules a ``…default`` target names, and, when Rust files changed, every
     ``use`` of the resource with what it brings in (Rust paths go through them)."""
+    targets = {t[len(SYMBOL) :] for n in new for _, t in n.edges if t.startswith(SYMBOL)}
     found = [
         *nodes.nodes_named([resource_id], wanted_names(new)),
         *nodes.modules_at([resource_id], wanted_modules(new)),
+        *nodes.default_exports_at([resource_id], default_export_files(targets)),
     ]
     if any(n.path.endswith(".rs") for n in new):
         uses = nodes.nodes_of_type(resource_id, RUST_USE)

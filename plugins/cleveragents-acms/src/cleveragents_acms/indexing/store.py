@@ -27,6 +27,7 @@ import zstandard
 
 from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
+from cleveragents_acms.analyzers._common import DEFAULT_EXPORT
 
 __all__ = [
     "STORES_WITH_GAPS",
@@ -484,6 +485,17 @@ class NodeStore:
         """The current module-level nodes (without renderings) of the files at ``paths``."""
         return self._light_nodes(
             "qualname = '' AND resource_id IN ({ids}) AND path", resource_ids, paths
+        )
+
+    def default_exports_at(
+        self, resource_ids: Iterable[str], paths: Iterable[str]
+    ) -> list[UKONode]:
+        """The current nodes (without renderings) of the files at ``paths`` that a
+        JavaScript or TypeScript ``export default`` marks (``DEFAULT_EXPORT``)."""
+        return self._light_nodes(
+            f"instr(properties, '\"{DEFAULT_EXPORT}\"') AND resource_id IN ({{ids}}) AND path",
+            resource_ids,
+            paths,
         )
 
     def nodes_at(self, resource_id: str, uris: Iterable[str]) -> list[UKONode]:
