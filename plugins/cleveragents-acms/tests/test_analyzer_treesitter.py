@@ -604,6 +604,53 @@ def test_typescript_and_javascript_fields_and_locals_name_their_types() -> None:
     }
 
 
+def test_a_call_on_the_object_itself_reaches_an_inherited_method() -> None:
+    """``this.m()``, ``super.m()`` and Java's bare ``m()`` that the class does not declare
+    are its base class's ``m``: up the file's classes, then by the base's imported name
+    (or, in Java, its package's); a class with no base class resolves nothing more."""
+    java = nodes_of(
+        JavaAnalyzer(),
+        "a/B.java",
+        """\
+        package a;
+        import b.Base;
+        class Local { void k() {} void g() {} }
+        class Mid extends Local { void own() {} }
+        class C extends Mid { void g() { k(); own(); this.k(); super.g(); this.none(); } }
+        class B extends Base { void g() { f(); this.h(); super.g(); } }
+        class D extends Helper { void g() { help(); } }
+        class E { void g() { lost(); } }
+        """,
+    )
+    rel = "a/B.java"
+    assert java["C.g"].edges == [
+        ("uko:dependsOn", uri(rel, "Local.k")),
+        ("uko:dependsOn", uri(rel, "Mid.own")),
+        ("uko:dependsOn", uri(rel, "Local.g")),
+    ]
+    assert java["B.g"].edges == [
+        ("uko:dependsOn", "symbol:b.Base.f"),
+        ("uko:dependsOn", "symbol:b.Base.h"),
+        ("uko:dependsOn", "symbol:b.Base.g"),
+    ]
+    assert java["D.g"].edges == [("uko:dependsOn", "symbol:java:a.Helper.help")]
+    assert java["E.g"].edges == []
+    ts = nodes_of(
+        TypeScriptAnalyzer(),
+        "src/b.ts",
+        """\
+        import { Base } from './base';
+        export class B extends Base {
+          g() { this.f(); super.g(); }
+        }
+        """,
+    )
+    assert ts["B.g"].edges == [
+        ("uko:dependsOn", "symbol:src.base.Base.f"),
+        ("uko:dependsOn", "symbol:src.base.Base.g"),
+    ]
+
+
 def test_java_overloads_in_an_interface_are_methods_of_their_own() -> None:
     """An interface's abstract ``group()`` and ``group(int)`` beside a default
     ``group(String)`` are three overloads, none of them a mere signature (as a

@@ -486,6 +486,39 @@ def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     assert _current_edges(service, "moved", RESOURCE_A)[g][1] == [f]
 
 
+def test_an_inherited_method_a_refresh_adds_or_removes_is_followed(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``push`` in ``Stack extends Vector`` calls ``addElement``, which ``Vector`` (another
+    file of the package) declares: the call depends on it. When ``Vector`` loses it, or
+    gains it back, a refresh leaves the edges a cold index gives."""
+    root = tmp_path / "inherit"
+    util = root / "util"
+    util.mkdir(parents=True)
+    vector = util / "Vector.java"
+    declared = "package util;\npublic class Vector {\n    void addElement(Object o) {}\n}\n"
+    vector.write_text(declared)
+    (util / "Stack.java").write_text(
+        "package util;\nclass Stack extends Vector {\n"
+        "    void push(Object o) { addElement(o); }\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="inherit")
+    push = "https://cleveragents.ai/r/R/util/Stack.java#Stack.push"
+    add = "https://cleveragents.ai/r/R/util/Vector.java#Vector.addElement"
+    assert _current_edges(service, "inherit", RESOURCE_A)[push][1] == [add]
+    vector.write_text(declared.replace("    void addElement(Object o) {}\n", ""))
+    service.index_resource(RESOURCE_A, root, project="inherit")
+    edges = _current_edges(service, "inherit", RESOURCE_A)
+    assert edges[push][1] == []  # a guess that nothing answers is no edge
+    assert edges == _cold_edges(service, root, "inherit", tmp_path / "cold", monkeypatch)
+    vector.write_text(declared)
+    run = service.index_resource(RESOURCE_A, root, project="inherit").run
+    assert run is not None and run.files_dependent == 1
+    assert _current_edges(service, "inherit", RESOURCE_A)[push][1] == [add]
+
+
 def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     service: RepoIndexingService,
     tmp_path: Path,

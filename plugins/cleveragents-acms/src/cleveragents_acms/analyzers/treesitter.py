@@ -227,6 +227,8 @@ class _FileBuilder:
         self.module_export = ""
         #: JavaScript and TypeScript: the declaration ``export default`` names.
         self.default_export = ""
+        #: A class's one base class, by the name the file gives it (``extends Base``).
+        self.extends: dict[str, str] = {}
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -608,6 +610,11 @@ class _FileBuilder:
                 self.bases.append((uko, relation, base))
 
     def resolve_bases(self) -> None:
+        inherited: dict[str, list[str]] = {}
+        for uko, relation, base in self.bases:
+            if relation == INHERITS_FROM:
+                inherited.setdefault(uko.qualname, []).append(base)
+        self.extends = {name: bases[0] for name, bases in inherited.items() if len(bases) == 1}
         for uko, relation, base in self.bases:
             target = self.resolve(base, "", keep_unknown=True)
             if target is not None and target != uko.uri:
@@ -1079,10 +1086,40 @@ class _FileBuilder:
                     if typed is not None:
                         dotted, method = typed, True
                         target = self.resolve(dotted, entry.owner)
+                if target is None and entry.owner and not method:
+                    target = self.inherited(dotted, entry.owner)
                 target = target or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
+
+    def inherited(self, dotted: str, owner: str) -> str | None:
+        """A call on the object itself that its class ``owner`` does not declare
+        (``this.m()``, ``super.m()``, Java's bare ``m()``): its base class's ``m``, up a
+        chain of the file's classes, then by the name the file knows the base by
+        (``symbol:b.Base.m`` for an imported ``Base``); None for a class without one base
+        class, or past the file when the base does not declare it either."""
+        head, _, member = dotted.partition(".")
+        if head not in ("this", "super"):
+            if self.spec.name != "java" or member:
+                return None
+            member = dotted
+        if not member or "." in member:
+            return None
+        seen = {owner}
+        base = self.extends.get(owner)
+        while base is not None:
+            local = self.by_qualname.get(f"{base}.{member}")
+            if local is not None:
+                return local.uri
+            if base not in self.by_qualname:
+                name = f"{base}.{member}"
+                return self.resolve(name, "") or self.same_package(name)
+            if base in seen:
+                return None
+            seen.add(base)
+            base = self.extends.get(base)
+        return None
 
     def typed_call(
         self, entry: _Callable, head: str, rest: str, fields: dict[str, str]
