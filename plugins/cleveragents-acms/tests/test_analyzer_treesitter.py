@@ -276,7 +276,8 @@ def test_functions_assigned_to_members_are_declared() -> None:
     """CommonJS code declares most functions by assignment: ``Layer.prototype.match =
     function match(path) { … }`` is the method ``Layer.match`` (reached by ``this.match()``
     and on a ``new Layer()``), ``proto.handle = …`` a method ``proto.handle``, and
-    ``exports.parse = …`` the module's ``parse``; computed members are no name."""
+    ``exports.parse = …`` the module's ``parse``, as is each function of ``module.exports
+    = { … }``; computed members are no name."""
     source = """\
     var pathRegexp = require('path-to-regexp');
 
@@ -326,6 +327,27 @@ def test_functions_assigned_to_members_are_declared() -> None:
     assert not {"req.header", "table.key", "x", "make.x", "Layer.prototype.match"} & nodes.keys()
     listing = nodes[""].renderings[DEPTH_MEMBERS]
     assert "method match" in listing and "function parse" in listing
+    exported = nodes_of(
+        JavaScriptAnalyzer(),
+        "lib/text.js",
+        """\
+        function trim(s) { return s.trim(); }
+        module.exports = {
+          /** Parses a line. */
+          parse: function parse(s) { return trim(s); },
+          format(o) { return String(o); },
+          quick: (x) => x,
+          trim,
+          'quoted': function () {},
+          limit: 3,
+        };
+        """,
+    )
+    assert exported["parse"].properties["docstring"] == "Parses a line."
+    assert ("uko:dependsOn", uri("lib/text.js", "trim")) in exported["parse"].edges
+    assert exported["format"].uko_type == "uko-ts:Function"
+    assert exported["quick"].uko_type == "uko-ts:ArrowFunction"
+    assert exported.keys() == {"", "trim", "parse", "format", "quick"}
 
 
 def test_javascript_shipped_in_installed_packages() -> None:

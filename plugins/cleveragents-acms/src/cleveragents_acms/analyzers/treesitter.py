@@ -785,7 +785,8 @@ class _FileBuilder:
         method ``Layer.match`` (so ``this.match()`` in another of ``Layer``'s methods, and
         ``match`` on a ``new Layer()``, reach it), ``proto.handle = …`` is ``proto.handle``
         and ``exports.parse = …`` (or ``module.exports.parse``) the module's ``parse``.
-        ``module.exports = Layer`` is noted (see :meth:`mark_exported`)."""
+        ``module.exports = Layer`` is noted (see :meth:`mark_exported`), and the functions
+        of ``module.exports = { … }`` are the module's (:meth:`exported_object`)."""
         if owner is not None and owner.kind not in _SCOPES:
             return []
         expression = statement.named_children[0] if statement.named_children else None
@@ -795,10 +796,13 @@ class _FileBuilder:
         while value is not None and value.type == "assignment_expression":  # a = b = function
             assigned.append(value.child_by_field_name("left"))
             value = value.child_by_field_name("right")
+        exports = any(self.member_path(left) == ["module", "exports"] for left in assigned)
         if value is not None and value.type == "identifier":
-            if any(self.member_path(left) == ["module", "exports"] for left in assigned):
+            if exports:
                 self.module_export = self.text(value)
             return []
+        if value is not None and value.type == "object":
+            return self.exported_object(value, parent, prefix) if exports else []
         path = self.member_path(assigned[0])
         if value is None or value.type not in _FUNCTION_VALUES or path is None:
             return []
@@ -820,6 +824,37 @@ class _FileBuilder:
             value, statement, value.child_by_field_name("body"), parent, prefix + holder,
             declaration, doc, path[-1], [],
         )]  # fmt: skip
+
+    def exported_object(self, value: Node, parent: UKONode, prefix: str) -> list[_Member]:
+        """``module.exports = { parse: function (s) { … }, format(o) { … } }``: each
+        function of the object is the module's (what ``require("./x").parse`` names)."""
+        out: list[_Member] = []
+        comments: list[Node] = []
+        for item in value.named_children:
+            if item.type in self.spec.comment_types:
+                comments.append(item)
+                continue
+            doc = self.doc(comments, item) if comments else ""
+            comments = []
+            if item.type == "method_definition":
+                function, key = item, item.child_by_field_name("name")
+            elif item.type == "pair":
+                function, key = item.child_by_field_name("value"), item.child_by_field_name("key")
+            else:
+                continue
+            if key is None or key.type != "property_identifier" or function is None:
+                continue
+            if function.type == "arrow_function":
+                declaration = Declaration("uko-ts:ArrowFunction", "function", "callable")
+            elif function.type in _FUNCTION_VALUES or function is item:
+                declaration = self.spec.declarations["function_declaration"]
+            else:
+                continue
+            out.append(self.callable(
+                function, item, function.child_by_field_name("body"), parent, prefix,
+                declaration, doc, self.text(key), [],
+            ))  # fmt: skip
+        return out
 
     def member_path(self, node: Node | None) -> list[str] | None:
         """``a.b.c`` as ``["a", "b", "c"]``; None for anything but names and dots
@@ -1273,8 +1308,8 @@ class TreeSitterAnalyzer:
     #: before analyse their files again. 2: Go packages by import path, Java overloads,
     #: calls on typed variables, JavaScript's relative ``require``. 3: functions assigned
     #: to members (``Layer.prototype.match = function …``), ``module.exports = Layer``,
-    #: ``export default``.
-    revision = 3
+    #: ``export default``, inherited methods. 4: ``module.exports = { … }``'s functions.
+    revision = 4
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 
