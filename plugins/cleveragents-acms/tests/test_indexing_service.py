@@ -19,6 +19,7 @@ import cleveragents
 from cleveragents.config import load_config
 from cleveragents.plugins import PluginHost
 from cleveragents.storage.database import Database
+from cleveragents_acms.indexing.models import IndexRun
 from cleveragents_acms.indexing.project_index import ProjectIndex
 from cleveragents_acms.indexing.service import RepoIndexingService
 
@@ -126,6 +127,15 @@ def _current_edges(service: RepoIndexingService, project: str, resource: str) ->
         index.close()
 
 
+def _refreshed(
+    service: RepoIndexingService, root: Path, project: str
+) -> tuple[IndexRun, dict[str, Any]]:
+    """Index ``root`` again (a refresh): the run, and :func:`_current_edges` after it."""
+    run = service.index_resource(RESOURCE_A, root, project=project).run
+    assert run is not None
+    return run, _current_edges(service, project, RESOURCE_A)
+
+
 def _cold_edges(
     service: RepoIndexingService, root: Path, project: str, home: Path, monkeypatch: Any
 ) -> dict[str, Any]:
@@ -194,9 +204,8 @@ def test_a_reference_saved_before_its_definition_resolves_once_it_comes(
     )
     service.index_resource(RESOURCE_A, corpus, project="demo")
     (package / "later.py").write_text("def later_fn():\n    return 1\n")
-    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
-    assert run is not None and run.files_analyzed == 2 and run.files_dependent == 1
-    edges = _current_edges(service, "demo", RESOURCE_A)
+    run, edges = _refreshed(service, corpus, "demo")
+    assert run.files_analyzed == 2 and run.files_dependent == 1
     assert edges["https://cleveragents.ai/r/R/cleveragents/caller.py#use"][1] == [
         "https://cleveragents.ai/r/R/cleveragents/later.py#later_fn"
     ]
@@ -289,9 +298,8 @@ def test_a_name_added_to_a_package_sends_only_the_files_that_guessed_it(
         "package app;\n\nclass Later {\n    static int later() { return 3; }\n}\n"
     )
     (go / "later.go").write_text("package main\n\nfunc later() int { return 3 }\n")
-    run = service.index_resource(RESOURCE_A, root, project="guesses").run
-    assert run is not None and run.files_dependent == 3  # Caller.java, caller.go, other0.go
-    refreshed = _current_edges(service, "guesses", RESOURCE_A)
+    run, refreshed = _refreshed(service, root, "guesses")
+    assert run.files_dependent == 3  # Caller.java, caller.go, other0.go
     assert refreshed["https://cleveragents.ai/r/R/src/app/Caller.java#Caller.use"][1] == [
         "https://cleveragents.ai/r/R/src/app/Later.java#Later.later"
     ]
@@ -322,9 +330,8 @@ def test_go_imports_of_the_module_s_packages_resolve_by_the_go_mod_path(
     write = "https://cleveragents.ai/r/R/tool.go#Write"
     assert _current_edges(service, "gomod", RESOURCE_A)[gen][1] == [write]
     go_mod.write_text("module example.com/renamed\n\ngo 1.21\n")
-    run = service.index_resource(RESOURCE_A, root, project="gomod").run
-    assert run is not None and run.files_dependent == 2  # both Go files
-    edges = _current_edges(service, "gomod", RESOURCE_A)
+    run, edges = _refreshed(service, root, "gomod")
+    assert run.files_dependent == 2  # both Go files
     assert edges[gen][1] == ["symbol:example.com/tool.Write"]  # the old path names nothing
     assert edges == _cold_edges(service, root, "gomod", tmp_path / "cold", monkeypatch)
     go_mod.write_text("module example.com/tool\n")
@@ -360,9 +367,8 @@ def test_a_required_javascript_module_resolves_to_its_file(
     service.index_resource(RESOURCE_A, root, project="web")  # app.js alone
     assert _current_edges(service, "web", RESOURCE_A)[module][1] == [view, "symbol:lib.router"]
     (lib / "router" / "index.js").write_text("function route() {}\nmodule.exports = route;\n")
-    run = service.index_resource(RESOURCE_A, root, project="web").run
-    assert run is not None and run.files_dependent == 1
-    edges = _current_edges(service, "web", RESOURCE_A)
+    run, edges = _refreshed(service, root, "web")
+    assert run.files_dependent == 1
     assert edges[module][1] == ["https://cleveragents.ai/r/R/lib/router/index.js", view]
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
 
@@ -394,14 +400,12 @@ def test_a_call_on_a_required_constructor_s_object_reaches_its_prototype_method(
     render = "https://cleveragents.ai/r/R/lib/view.js#View.render"
     assert render in _current_edges(service, "web", RESOURCE_A)[show][1]
     view.write_text(exported.replace("module.exports = View;", "module.exports = {};"))
-    run = service.index_resource(RESOURCE_A, root, project="web").run
-    assert run is not None and run.files_dependent == 1
-    edges = _current_edges(service, "web", RESOURCE_A)
+    run, edges = _refreshed(service, root, "web")
+    assert run.files_dependent == 1
     assert render not in edges[show][1] and "symbol:lib.view.render" in edges[show][1]
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
     view.write_text(exported)
-    service.index_resource(RESOURCE_A, root, project="web")
-    edges = _current_edges(service, "web", RESOURCE_A)
+    _, edges = _refreshed(service, root, "web")
     assert render in edges[show][1]
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold2", monkeypatch)
 
@@ -441,8 +445,7 @@ def test_a_default_import_reaches_the_default_export_and_its_members(
     }
     assert set(_current_edges(service, "web", RESOURCE_A)[run][1]) == wanted
     layer.write_text(declared.replace("export default class", "export class"))
-    service.index_resource(RESOURCE_A, root, project="web")
-    edges = _current_edges(service, "web", RESOURCE_A)
+    _, edges = _refreshed(service, root, "web")
     assert set(edges[run][1]) == {
         "symbol:src.layer.default",
         "symbol:src.layer.default.match",
@@ -450,8 +453,7 @@ def test_a_default_import_reaches_the_default_export_and_its_members(
     }
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold", monkeypatch)
     layer.write_text(declared.replace("export default class", "class") + "export default Layer;\n")
-    service.index_resource(RESOURCE_A, root, project="web")
-    edges = _current_edges(service, "web", RESOURCE_A)
+    _, edges = _refreshed(service, root, "web")
     assert set(edges[run][1]) == wanted
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold2", monkeypatch)
 
@@ -476,9 +478,8 @@ def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     g, f = "https://cleveragents.ai/r/R/q/B.java#B.g", "https://cleveragents.ai/r/R/p/A.java#A.f"
     assert _current_edges(service, "moved", RESOURCE_A)[g][1] == [f]
     a.write_text(a.read_text().replace("package p;", "package r;"))
-    run = service.index_resource(RESOURCE_A, root, project="moved").run
-    assert run is not None and run.files_dependent == 1
-    edges = _current_edges(service, "moved", RESOURCE_A)
+    run, edges = _refreshed(service, root, "moved")
+    assert run.files_dependent == 1
     assert edges[g][1] == ["symbol:p.A.f"]
     assert edges == _cold_edges(service, root, "moved", tmp_path / "cold", monkeypatch)
     a.write_text(a.read_text().replace("package r;", "package p;"))
@@ -509,8 +510,7 @@ def test_an_inherited_method_a_refresh_adds_or_removes_is_followed(
     add = "https://cleveragents.ai/r/R/util/Vector.java#Vector.addElement"
     assert _current_edges(service, "inherit", RESOURCE_A)[push][1] == [add]
     vector.write_text(declared.replace("    void addElement(Object o) {}\n", ""))
-    service.index_resource(RESOURCE_A, root, project="inherit")
-    edges = _current_edges(service, "inherit", RESOURCE_A)
+    _, edges = _refreshed(service, root, "inherit")
     assert edges[push][1] == []  # a guess that nothing answers is no edge
     assert edges == _cold_edges(service, root, "inherit", tmp_path / "cold", monkeypatch)
     vector.write_text(declared)
@@ -553,14 +553,12 @@ def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     assert edges[main][1] == edges[local][1] == [need, f"{need}~2"]
     three = "    public static Object need(Object o, int code) { return o; }\n"
     checks.write_text(f"package util;\n\npublic class Checks {{\n{one}{two}{three}}}\n")
-    run = service.index_resource(RESOURCE_A, root, project="overloads").run
-    assert run is not None and run.files_dependent == 2
-    edges = _current_edges(service, "overloads", RESOURCE_A)
+    run, edges = _refreshed(service, root, "overloads")
+    assert run.files_dependent == 2
     assert edges[main][1] == [need, f"{need}~2", f"{need}~3"]
     assert edges == _cold_edges(service, root, "overloads", tmp_path / "cold", monkeypatch)
     checks.write_text(f"package util;\n\npublic class Checks {{\n{one}}}\n")
-    service.index_resource(RESOURCE_A, root, project="overloads")
-    edges = _current_edges(service, "overloads", RESOURCE_A)
+    _, edges = _refreshed(service, root, "overloads")
     assert edges[main][1] == edges[local][1] == [need]
     assert edges == _cold_edges(service, root, "overloads", tmp_path / "cold2", monkeypatch)
 
@@ -616,23 +614,20 @@ def test_rust_paths_resolve_through_self_super_and_re_exports(
     width = _current_edges(service, "rs", RESOURCE_A)[f"{base}parser/width.rs"][1]
     assert "symbol:crate.parser.spans.Span" in width
     (src / "parser" / "spans.rs").write_text(spans)
-    run = service.index_resource(RESOURCE_A, src.parent, project="rs").run
-    assert run is not None and run.files_dependent >= 1
-    refreshed = _current_edges(service, "rs", RESOURCE_A)
+    run, refreshed = _refreshed(service, src.parent, "rs")
+    assert run.files_dependent >= 1
     assert f"{base}parser/spans.rs#Span" in refreshed[f"{base}parser/width.rs"][1]
     assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold", monkeypatch)
     # A re-export removed: what reached the definition through it no longer does.
     (src / "parser" / "mod.rs").write_text("pub mod tokens;\npub mod spans;\n")
-    service.index_resource(RESOURCE_A, src.parent, project="rs")
-    refreshed = _current_edges(service, "rs", RESOURCE_A)
+    _, refreshed = _refreshed(service, src.parent, "rs")
     assert "symbol:crate.parser.Span" in refreshed[f"{base}eval.rs"][1]
     assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold2", monkeypatch)
     # ... and added back: what names the definition through it reaches it again.
     (src / "parser" / "mod.rs").write_text(
         "pub mod tokens;\npub mod spans;\npub use self::spans::*;\n"
     )
-    service.index_resource(RESOURCE_A, src.parent, project="rs")
-    refreshed = _current_edges(service, "rs", RESOURCE_A)
+    _, refreshed = _refreshed(service, src.parent, "rs")
     assert f"{base}parser/spans.rs#Span" in refreshed[f"{base}eval.rs"][1]
     assert refreshed == _cold_edges(service, src.parent, "rs", tmp_path / "cold3", monkeypatch)
 
