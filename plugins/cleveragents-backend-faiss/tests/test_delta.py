@@ -319,3 +319,87 @@ def test_a_bulk_build_goes_straight_into_the_index(tmp_path: Path) -> None:
     reopened = FaissVectorBackend(tmp_path / "v")
     assert (reopened.count(), reopened.embedder_name) == (60, "other")
     assert reopened.similarity_search(vectors[7], scope=frozenset({B}), top_k=1)[0].uko_uri == "b#7"
+
+
+def _settle(path: Path) -> None:
+    """Date the index's data files a minute back, as files left alone since are."""
+    import os
+    import time
+
+    past = time.time() - 60
+    for data in path.iterdir():
+        os.utime(data, (past, past))
+
+
+@pytest.mark.parametrize("structure", ["flat", "hnsw"])
+def test_a_reopened_base_is_mapped_and_copied_before_it_changes(
+    tmp_path: Path, structure: str
+) -> None:
+    """A base read again maps its file (a search of a large index starts at once); a
+    compaction that folds the delta into it, or drops its tombstones, works on a copy of
+    its own (FAISS aborts the process on a change to mapped vectors) and searches agree
+    with exact scoring before and after."""
+    options = {**LAZY, "index_type": structure}
+    backend, vectors = committed_base(tmp_path / "v", **options)
+    backend.close()
+    reopened = FaissVectorBackend(tmp_path / "v", **options)
+    assert reopened.load() and reopened._mapped
+    live = {f"a#{i}": vectors[i] for i in range(200)}
+    query = vectors[3]
+    assert [
+        r.uko_uri for r in reopened.similarity_search(query, scope=frozenset({A}), top_k=5)
+    ] == exact_top(live, query, 5)
+    reopened.delete_uris([f"a#{i}" for i in range(10)])
+    added = random_vectors(20, seed=3)
+    reopened.add(chunks("b", 20), added, resource_id=B)
+    reopened.compact()
+    reopened.commit()
+    assert not reopened._mapped
+    for i in range(10):
+        del live[f"a#{i}"]
+    live.update({f"b#{i}": added[i] for i in range(20)})
+    assert [
+        r.uko_uri for r in reopened.similarity_search(query, scope=frozenset({A, B}), top_k=5)
+    ] == exact_top(live, query, 5)
+    reopened.close()
+    again = FaissVectorBackend(tmp_path / "v", **options)
+    assert again.count() == 210
+    assert [
+        r.uko_uri for r in again.similarity_search(added[4], scope=frozenset({A, B}), top_k=3)
+    ] == exact_top(live, added[4], 3)
+    again.close()
+
+
+def test_a_checksum_that_matched_is_not_taken_again_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The large base files are hashed the first time a process reads them and noted in
+    ``verified.json``; the next processes trust the note while the file keeps its size,
+    time stamp and inode. A file rewritten since is hashed again, and its damage found.
+    A file modified in the last seconds is not noted (a write within the file system's
+    time stamp granularity could not be told apart)."""
+    committed_base(tmp_path / "v", **LAZY)[0].close()
+    index = tmp_path / "v" / manifest(tmp_path / "v")["files"]["index"]["name"]
+    fresh = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert fresh.load()
+    fresh.close()
+    assert not (tmp_path / "v" / storage.VERIFIED_NAME).exists()  # too fresh to note
+    _settle(tmp_path / "v")
+    first = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert first.load()
+    first.close()
+    noted = json.loads((tmp_path / "v" / storage.VERIFIED_NAME).read_text())
+    assert index.name in noted
+    hashed: list[str] = []
+    real = storage.sha256_of
+    monkeypatch.setattr(storage, "sha256_of", lambda path: hashed.append(path.name) or real(path))
+    second = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert second.load() and hashed == []
+    second.close()
+    raw = bytearray(index.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    index.write_bytes(bytes(raw))
+    _settle(tmp_path / "v")  # the same size, but a new time stamp
+    damaged = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert damaged.load() is False and "checksum" in str(damaged.corruption)
+    assert index.name in hashed

@@ -19,7 +19,9 @@ and the base written whole. Flat bases drop their tombstones then; HNSW keeps
 them until they exceed ``tombstone_ratio`` (25%) of the stored vectors, when
 the graph is rebuilt from the live vectors. Opening reads the manifest, the
 keys and the delta only; the base index and the entries' content are read
-when a search or a compaction first needs them (small bases on opening).
+when a search or a compaction first needs them (small bases on opening), the
+base's vectors mapped from the file rather than copied (a change to the base
+copies it first: ``_own_base``).
 
 **Scope.** A search only ever sees vectors of the resources in ``scope``, and
 still returns ``top_k`` of them when that many exist: small scopes (up to
@@ -112,6 +114,8 @@ class FaissVectorBackend:
         self._structure = "flat" if self.options.index_type != "hnsw" else "hnsw"
         #: The base FAISS index once loaded (or built in memory); None until then.
         self._index: Any = None
+        #: True while ``_index`` maps its file's vectors instead of holding a copy.
+        self._mapped = False
         #: The committed manifest whose base files are on disk (None: no base yet).
         self._base: storage.Manifest | None = None
         self._base_loaded = True
@@ -288,7 +292,10 @@ class FaissVectorBackend:
         np = _numpy()
         faiss = self._faiss
         index_path = self._verify(manifest.index_file, eager=True)
-        index = faiss.read_index(str(index_path))
+        # Mapped, not read: a search of a large base starts at once, and only the pages it
+        # touches are read (the HNSW graph itself is still read whole).
+        mapping = getattr(faiss, "IO_FLAG_MMAP_IFC", 0)
+        index = faiss.read_index(str(index_path), mapping)
         if not isinstance(index, faiss.IndexIDMap2):
             raise storage.CorruptIndexError("the index file does not hold an id-mapped index")
         if index.d != manifest.dimension:
@@ -310,11 +317,27 @@ class FaissVectorBackend:
             raise storage.CorruptIndexError("the entries file does not match the index file")
         inner = faiss.downcast_index(index.index)
         self._structure = "hnsw" if isinstance(inner, faiss.IndexHNSWFlat) else "flat"
-        self._index = index
+        self._index, self._mapped = index, bool(mapping)
         self._tombstones = set(rows.tolist()).difference(base_live.tolist())
         self._base_loaded = True
         self._rows = rows
         self._version += 1
+
+    def _own_base(self) -> None:
+        """Copy a mapped base into memory of its own before it changes: FAISS aborts the
+        whole process on a change to mapped vectors. Read again from its file, or, if a
+        later generation removed the file, copied from the mapping."""
+        if not self._mapped:
+            return
+        faiss = self._faiss
+        manifest = self._base
+        path = self.location / manifest.index_file.name if manifest is not None else None
+        if path is not None and path.exists():
+            self._index = faiss.read_index(str(path))
+        else:
+            self._index = faiss.deserialize_index(faiss.serialize_index(self._index))
+        self._mapped = False
+        self._rows = None
 
     def _entry(self, vector_id: int) -> storage.Entry | None:
         """The entry with its content, read from the base entries file when not yet read."""
@@ -627,7 +650,7 @@ class FaissVectorBackend:
         index = self._new_index(structure, self._dimension)
         if vectors is not None:
             index.add_with_ids(vectors, live)
-        self._index, self._structure = index, structure
+        self._index, self._structure, self._mapped = index, structure, False
         self._absorbed()
         self._full_write = True
 
@@ -661,6 +684,7 @@ class FaissVectorBackend:
         """
         if self._index is None:
             self._index = self._new_index(self._structure, int(self._dimension))  # type: ignore[arg-type]
+        self._own_base()
         ids, matrix = self._delta_arrays()
         self._index.add_with_ids(matrix, ids)
         self._base_loaded = True
@@ -1029,6 +1053,7 @@ class FaissVectorBackend:
         self._base_loaded = True
         if self._tombstones_due():
             self._rebuild(self._structure)
+        self._own_base()
         if self._tombstones and self._structure == "flat":
             dead = np.array(sorted(self._tombstones), dtype=np.int64)
             self._index.remove_ids(self._faiss.IDSelectorBatch(dead))

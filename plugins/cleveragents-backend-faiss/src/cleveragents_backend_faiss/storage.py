@@ -26,7 +26,12 @@ crash after it leaves the new generation complete. Files no manifest names
 are removed by the next successful commit.
 
 The manifest records each data file's size and SHA-256, so truncation and bit
-rot are detected when the index is opened, before FAISS reads a byte.
+rot are detected when the index is opened, before FAISS reads a byte. A file whose
+checksum matched is noted in ``verified.json`` with its size, time stamp and inode,
+so the next process that opens the index does not hash hundreds of megabytes
+again; a file still changing when it was checked (modified in the last seconds) is
+not noted, since a write within the file system's time stamp granularity would
+leave its stamp unchanged.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import hashlib
 import json
 import os
 import secrets
+import time
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +54,7 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MANIFEST_NAME",
+    "VERIFIED_NAME",
     "CorruptIndexError",
     "Entry",
     "EntryTable",
@@ -85,6 +92,10 @@ _DATA_PATTERNS = (
     "*.tmp",
 )
 _CHUNK = 1 << 20
+#: Files whose checksum matched: ``{name: [size, mtime_ns, inode, sha256]}``.
+VERIFIED_NAME = "verified.json"
+#: How long a file must have been left alone before its checksum is taken as lasting.
+_SETTLED_NS = 2_000_000_000
 
 
 class CorruptIndexError(Exception):
@@ -269,16 +280,50 @@ def verify_file(location: Path, record: FileRecord, *, checksum: bool = True) ->
     if Path(record.name).name != record.name:
         raise CorruptIndexError(f"manifest names a file outside the index: {record.name!r}")
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except FileNotFoundError as exc:
         raise CorruptIndexError(f"{record.name} is missing") from exc
+    size = info.st_size
     if size != record.size:
         raise CorruptIndexError(
             f"{record.name} has {size} bytes, the manifest recorded {record.size} (truncated?)"
         )
-    if checksum and sha256_of(path) != record.sha256:
-        raise CorruptIndexError(f"{record.name} does not match its checksum")
+    if checksum and not _verified_before(location, record, info):
+        if sha256_of(path) != record.sha256:
+            raise CorruptIndexError(f"{record.name} does not match its checksum")
+        _remember_verified(location, record, info)
     return path
+
+
+def _stamp(record: FileRecord, info: os.stat_result) -> list[Any]:
+    return [info.st_size, info.st_mtime_ns, info.st_ino, record.sha256]
+
+
+def _read_verified(location: Path) -> dict[str, Any]:
+    try:
+        found = json.loads((location / VERIFIED_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _verified_before(location: Path, record: FileRecord, info: os.stat_result) -> bool:
+    """True when this very file (size, time stamp, inode) matched this checksum before."""
+    return _read_verified(location).get(record.name) == _stamp(record, info)
+
+
+def _remember_verified(location: Path, record: FileRecord, info: os.stat_result) -> None:
+    """Note a file whose checksum matched, unless it was modified too recently to tell a
+    later write from this one by its time stamp. Best effort: a read-only folder, or
+    another process writing the note at the same time, only means hashing again."""
+    if time.time_ns() - info.st_mtime_ns < _SETTLED_NS:
+        return
+    verified = _read_verified(location)
+    present = {p.name for pattern in _DATA_PATTERNS for p in location.glob(pattern)}
+    verified = {name: stamp for name, stamp in verified.items() if name in present}
+    verified[record.name] = _stamp(record, info)
+    with contextlib.suppress(OSError):
+        replace_file(location / VERIFIED_NAME, json.dumps(verified), mode=0o644, durable=False)
 
 
 def generation_names(generation: int) -> tuple[str, str, str]:
