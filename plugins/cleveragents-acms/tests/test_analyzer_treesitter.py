@@ -673,6 +673,35 @@ def test_a_call_on_the_object_itself_reaches_an_inherited_method() -> None:
     ]
 
 
+def test_a_class_field_holding_a_function_is_a_method() -> None:
+    """``onClick = (e) => { … }`` and ``static make = function () { … }`` in a class are
+    its methods (their calls theirs, ``this.go()`` the class's); a field holding a value
+    stays a property."""
+    for analyzer, rel, typed in (
+        (TypeScriptAnalyzer(), "src/a.ts", "private onClick = (e: Event): void =>"),
+        (JavaScriptAnalyzer(), "src/a.js", "onClick = (e) =>"),
+    ):
+        nodes = nodes_of(
+            analyzer,
+            rel,
+            f"""\
+            class A {{
+              /** Handles a click. */
+              {typed} {{ this.go(e); }};
+              static make = function () {{ return 1; }};
+              count = 0;
+              go(e) {{}}
+            }}
+            """,
+        )
+        click = nodes["A.onClick"]
+        assert (click.uko_type, click.properties["signature"]) == ("uko-ts:Method", typed)
+        assert click.properties["docstring"] == "Handles a click."
+        assert click.edges == [("uko:dependsOn", uri(rel, "A.go"))]
+        assert nodes["A.make"].uko_type == "uko-ts:Method"
+        assert nodes["A.count"].uko_type == "uko-ts:Property"
+
+
 def test_java_overloads_in_an_interface_are_methods_of_their_own() -> None:
     """An interface's abstract ``group()`` and ``group(int)`` beside a default
     ``group(String)`` are three overloads, none of them a mere signature (as a

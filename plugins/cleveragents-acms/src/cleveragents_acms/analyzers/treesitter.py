@@ -484,6 +484,12 @@ class _FileBuilder:
         name = self.name_of(node)
         if not name and declaration.kind != "impl":
             return []
+        value = node.child_by_field_name("value") if declaration.kind == "field" else None
+        if value is not None and value.type in _FUNCTION_VALUES:  # ``onClick = (e) => { … }``
+            return [self.callable(
+                value, outer, value.child_by_field_name("body"), parent, prefix,
+                spec.member_callable, doc, name, decorators,
+            )]  # fmt: skip
         if declaration.role == "container":
             return [self.container(node, outer, parent, prefix, declaration, doc, name, decorators)]
         if declaration.role == "callable":
@@ -1309,7 +1315,8 @@ class TreeSitterAnalyzer:
     #: calls on typed variables, JavaScript's relative ``require``. 3: functions assigned
     #: to members (``Layer.prototype.match = function …``), ``module.exports = Layer``,
     #: ``export default``, inherited methods. 4: ``module.exports = { … }``'s functions.
-    revision = 4
+    #: 5: class fields that hold a function (``onClick = (e) => { … }``) as methods.
+    revision = 5
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 
