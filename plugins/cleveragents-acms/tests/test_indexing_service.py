@@ -458,6 +458,36 @@ def test_a_default_import_reaches_the_default_export_and_its_members(
     assert edges == _cold_edges(service, root, "web", tmp_path / "cold2", monkeypatch)
 
 
+def test_an_overloaded_function_restored_is_resolved_by_a_refresh_as_by_a_cold_index(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A TypeScript function with overload signatures answers its name once (the
+    implementation): when its file is deleted and restored, the caller left unresolved
+    is analysed again and reaches the implementation, as in a cold index."""
+    src = tmp_path / "ov" / "src"
+    src.mkdir(parents=True)
+    overloads = (
+        "export function f(x: string): string;\n"
+        "export function f(x: number): number;\n"
+        "export function f(x: any) { return x; }\n"
+    )
+    (src / "a.ts").write_text(overloads)
+    (src / "b.ts").write_text("import { f } from './a';\nexport function g() { return f(1); }\n")
+    root = tmp_path / "ov"
+    service.index_resource(RESOURCE_A, root, project="ov")
+    g, f = "https://cleveragents.ai/r/R/src/b.ts#g", "https://cleveragents.ai/r/R/src/a.ts#f~3"
+    assert _current_edges(service, "ov", RESOURCE_A)[g][1] == [f]
+    (src / "a.ts").unlink()
+    _, edges = _refreshed(service, root, "ov")
+    assert edges[g][1] == ["symbol:src.a.f"]
+    (src / "a.ts").write_text(overloads)
+    run, edges = _refreshed(service, root, "ov")
+    assert run.files_dependent == 1 and edges[g][1] == [f]
+    assert edges == _cold_edges(service, root, "ov", tmp_path / "cold", monkeypatch)
+
+
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     service: RepoIndexingService,
     tmp_path: Path,

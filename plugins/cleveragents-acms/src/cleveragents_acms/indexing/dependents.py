@@ -43,6 +43,7 @@ from cleveragents_acms.indexing.resolve import (
     rust_bindings,
     rust_module_files,
     symbol_keys,
+    without_signatures,
 )
 
 if TYPE_CHECKING:
@@ -274,13 +275,17 @@ def _guessing_files(
 
 
 def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:
-    """``key -> URIs`` of the nodes answering each of ``keys``."""
+    """``key -> URIs`` of the nodes answering each of ``keys``, as the resolver counts
+    them (an implementation's overload signatures do not answer beside it)."""
     found: dict[str, set[str]] = {}
+    signatures: set[str] = set()
     for node in nodes:
+        if node.properties.get("overload"):
+            signatures.add(node.uri)
         for key in symbol_keys(node):
             if key in keys:
                 found.setdefault(key, set()).add(node.uri)
-    return found
+    return {key: without_signatures(uris, signatures) for key, uris in found.items()}
 
 
 def _pointing_to(index: ProjectIndex, resource_id: str, targets: set[str]) -> set[str]:

@@ -38,6 +38,7 @@ __all__ = [
     "symbol_keys",
     "wanted_modules",
     "wanted_names",
+    "without_signatures",
 ]
 
 #: The UKO type of a Rust ``use`` declaration's node.
@@ -229,10 +230,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             candidates = table.get(target[len(_PREFIX) :])
             if not candidates and node.path.endswith(".rs"):
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
-            if candidates and len(candidates) > 1:
-                # Overload signatures (TypeScript, ``typing.overload``) share the name of
-                # the implementation they declare: the call is to the implementation.
-                candidates = candidates - stubs
+            if candidates:
+                candidates = without_signatures(candidates, stubs)
             if candidates and len(candidates) == 1:
                 (uri,) = candidates
                 if uri != node.uri:
@@ -258,6 +257,13 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         if overloads:
             node.edges = list(dict.fromkeys([*node.edges, *overloads]))
     return resolved
+
+
+def without_signatures(candidates: set[str], signatures: set[str]) -> set[str]:
+    """The nodes that answer a name ``candidates`` share, less the overload signatures
+    among them (TypeScript's, ``typing.overload`` stubs) when several do: they share the
+    name of the implementation they declare, and a call is to the implementation."""
+    return candidates - signatures if len(candidates) > 1 else candidates
 
 
 def resolves(candidates: set[str]) -> bool:
