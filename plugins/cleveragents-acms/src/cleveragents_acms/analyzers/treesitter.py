@@ -764,9 +764,7 @@ class _FileBuilder:
                     self.import_node(node, parent, required=(name, value), pattern=pattern)
                     continue
             if value is not None and value.type in _FUNCTION_VALUES:
-                function = self.spec.declarations.get("function_declaration")
-                if function is not None and value.type == "arrow_function":
-                    function = Declaration("uko-ts:ArrowFunction", "function", "callable")
+                function = self.function_value(value)
                 if function is not None:
                     out.append(self.callable(
                         value, outer, value.child_by_field_name("body"), parent, prefix,
@@ -819,12 +817,9 @@ class _FileBuilder:
         path = [part for part in path if part != "prototype"]
         if not path:  # ``module.exports = function …``: the module itself
             return []
-        if len(path) > 1:
-            declaration = self.spec.member_callable
-        elif value.type == "arrow_function":
-            declaration = Declaration("uko-ts:ArrowFunction", "function", "callable")
-        else:
-            declaration = self.spec.declarations["function_declaration"]
+        declaration = self.spec.member_callable if len(path) > 1 else self.function_value(value)
+        if declaration is None:
+            return []
         holder = "".join(f"{part}." for part in path[:-1])
         return [self.callable(
             value, statement, value.child_by_field_name("body"), parent, prefix + holder,
@@ -850,17 +845,24 @@ class _FileBuilder:
                 continue
             if key is None or key.type != "property_identifier" or function is None:
                 continue
-            if function.type == "arrow_function":
-                declaration = Declaration("uko-ts:ArrowFunction", "function", "callable")
-            elif function.type in _FUNCTION_VALUES or function is item:
-                declaration = self.spec.declarations["function_declaration"]
-            else:
+            declaration = self.function_value(function)
+            if declaration is None:
                 continue
             out.append(self.callable(
                 function, item, function.child_by_field_name("body"), parent, prefix,
                 declaration, doc, self.text(key), [],
             ))  # fmt: skip
         return out
+
+    def function_value(self, value: Node) -> Declaration | None:
+        """How a function given as a value is declared (``const f = () => …``,
+        ``exports.f = function …``, an object's ``format(o) { … }``): an arrow function,
+        else a function; None for any other value."""
+        if value.type not in _FUNCTION_VALUES and value.type != "method_definition":
+            return None
+        if value.type == "arrow_function":
+            return Declaration("uko-ts:ArrowFunction", "function", "callable")
+        return self.spec.declarations.get("function_declaration")
 
     def member_path(self, node: Node | None) -> list[str] | None:
         """``a.b.c`` as ``["a", "b", "c"]``; None for anything but names and dots
