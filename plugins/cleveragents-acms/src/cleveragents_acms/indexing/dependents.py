@@ -111,8 +111,8 @@ def _name_targets(
     gone: set[str],
     touched: set[str],
 ) -> tuple[set[str], dict[str, str]]:
-    """The edge targets whose meaning the nodes that come and go change, for the names
-    those nodes answer to (a name resolves when exactly one node answers it, or the
+    """The edge targets whose meaning the nodes that come and go change (and those kept
+    that answer other names now), for the names those nodes answer to (a name resolves when exactly one node answers it, or the
     overloads of one Java method: :func:`resolve.resolves`):
 
     * ``symbol:<name>``, where the nodes answering a name now resolve it and differ from
