@@ -112,8 +112,9 @@ def _name_targets(
     touched: set[str],
 ) -> tuple[set[str], dict[str, str]]:
     """The edge targets whose meaning the nodes that come and go change (and those kept
-    that answer other names now), for the names those nodes answer to (a name resolves when exactly one node answers it, or the
-    overloads of one Java method: :func:`resolve.resolves`):
+    that answer other names now), for the names those nodes answer to (a name resolves
+    when exactly one node answers it, or the overloads of one Java method:
+    :func:`resolve.resolves`):
 
     * ``symbol:<name>``, where the nodes answering a name now resolve it and differ from
       those before: an unresolved reference to it resolves now;
