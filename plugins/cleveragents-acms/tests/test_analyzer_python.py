@@ -196,6 +196,95 @@ def test_third_party_click_core() -> None:
     assert len({n.uri for n in result.nodes}) == len(result.nodes)
 
 
+def test_calls_on_self_super_and_typed_names_reach_inherited_and_typed_members() -> None:
+    """``self.m()`` goes up the module's classes (depth first, left to right, as Python
+    looks it up); past them, to the one base from elsewhere, as a guess (no edge unless a
+    node answers it, and listed on the module). ``super().m()``, a parameter's annotation,
+    ``x = Foo()`` and ``self.x`` set from either say which class a call goes to; a name
+    also bound otherwise says nothing."""
+    nodes = analyze_source(
+        """
+        from typing import Optional
+        from pkg.base import Base
+
+
+        class Local(Base):
+            def mid(self):
+                return 1
+
+
+        class Child(Local):
+            def __init__(self, other: "Other"):
+                self.other = other
+                self.made = Other()
+
+            def mid(self):
+                return super().mid()
+
+            def go(self):
+                self.mid()
+                self.run()
+                self.other.work()
+                self.made.work()
+
+
+        class Other:
+            @overload
+            def work(self, x: int) -> int: ...
+            def work(self, x=0):
+                return 4
+
+
+        def use(child: Child, maybe: Optional[Other] = None, *, base: Base | None = None):
+            child.go()
+            child.run()
+            maybe.work()
+            base.helper()
+            local = Other()
+            local.work()
+            again = Other()
+            again = make()
+            again.fix()
+            for loop in []:
+                loop.fix()
+        """
+    )
+    calls = {q: [t for p, t in n.edges if p == "uko:dependsOn"] for q, n in nodes.items()}
+    work = uri("pkg/sample.py", "Other.work~2")  # the implementation, not the overload
+    assert calls["Child.mid"] == [uri("pkg/sample.py", "Local.mid")]
+    assert calls["Child.go"] == [
+        uri("pkg/sample.py", "Child.mid"),
+        "symbol:member:pkg.base.Base.run",
+        work,
+    ]
+    assert calls["use"] == [
+        uri("pkg/sample.py", "Child.go"),
+        "symbol:member:pkg.base.Base.run",
+        work,
+        "symbol:member:pkg.base.Base.helper",
+        uri("pkg/sample.py", "Other"),
+        "symbol:make",
+    ]
+    assert nodes[""].properties["member_guesses"] == "pkg.base.Base.helper\npkg.base.Base.run"
+
+
+def test_calls_to_inherited_and_typed_members_in_click() -> None:
+    """click's core module, on members it does not declare where it calls them: a
+    ``Group`` calls ``Command``'s through ``super()``, ``Context`` the ``Command`` its
+    ``__init__`` keeps (``self.command = command``, ``command: Command``), ``Parameter``
+    the ``Context`` it is given (``ctx: Context``)."""
+    result = analyze(installed("click.core"), "click/core.py")
+    nodes = {n.qualname: n for n in result.nodes}
+
+    def calls(caller: str, callee: str) -> bool:
+        return ("uko:dependsOn", nodes[callee].uri) in nodes[caller].edges
+
+    assert calls("Group.parse_args", "Command.parse_args")
+    assert calls("Context.get_help", "Command.get_help")
+    assert calls("Parameter.consume_value", "Context.lookup_default~3")  # not an overload
+    assert calls("Option.__init__", "Parameter.__init__")
+
+
 def test_third_party_pathspec_with_tab_indentation() -> None:
     """pathspec (indented with tabs): methods, classmethod overloads, docstrings."""
     result = analyze(installed("pathspec.pathspec"), "pathspec/pathspec.py")
