@@ -159,8 +159,8 @@ def _name_targets(
                 guessed[key] = answer.path
             else:
                 targets.add(SYMBOL + key)
-                if "." in key and "." in answer.qualname and answer.path.endswith((".py", ".pyi")):
-                    members.add(key)  # a member of a class, by a dotted name a guess may be
+                if answer.path.endswith((".py", ".pyi")) and "." in answer.qualname:
+                    members.add(key)
         if resolves(was) and was != is_:
             targets.update(was)
     if any(n.path.endswith(".rs") for n in new):
