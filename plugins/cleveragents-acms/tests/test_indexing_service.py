@@ -549,47 +549,6 @@ def test_an_inherited_method_a_refresh_adds_or_removes_is_followed(
     assert _current_edges(service, "inherit", RESOURCE_A)[push][1] == [add]
 
 
-def test_a_python_member_a_refresh_adds_to_a_base_class_is_followed(
-    service: RepoIndexingService,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``self.close()`` in a subclass of ``Base`` (another module), and ``conn.close()``
-    for a parameter ``conn: Base``, are guesses that ``Base`` holds ``close``: no edge
-    while it does not, an edge once a refresh adds it, and none again when it goes;
-    the calling file is analysed again each time, as its text did not change."""
-    pkg = tmp_path / "members" / "pkg"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    base = pkg / "base.py"
-    declared = "class Base:\n    def open(self):\n        return 1\n"
-    closing = "\n    def close(self):\n        return 2\n"
-    base.write_text(declared)
-    (pkg / "child.py").write_text(
-        "from pkg.base import Base\n\n\nclass Child(Base):\n"
-        "    def finish(self):\n        self.open()\n        return self.close()\n\n\n"
-        "def shut(conn: Base):\n    return conn.close()\n"
-    )
-    root = tmp_path / "members"
-    service.index_resource(RESOURCE_A, root, project="members")
-    finish = "https://cleveragents.ai/r/R/pkg/child.py#Child.finish"
-    shut = "https://cleveragents.ai/r/R/pkg/child.py#shut"
-    opened = "https://cleveragents.ai/r/R/pkg/base.py#Base.open"
-    closed = "https://cleveragents.ai/r/R/pkg/base.py#Base.close"
-    edges = _current_edges(service, "members", RESOURCE_A)
-    assert edges[finish][1] == [opened]  # a guess that nothing answers is no edge
-    assert closed not in edges[shut][1]
-    base.write_text(declared + closing)
-    run, edges = _refreshed(service, root, "members")
-    assert run.files_dependent == 1
-    assert edges[finish][1] == [closed, opened] and closed in edges[shut][1]
-    assert edges == _cold_edges(service, root, "members", tmp_path / "cold", monkeypatch)
-    base.write_text(declared)
-    run, edges = _refreshed(service, root, "members")
-    assert run.files_dependent == 1 and edges[finish][1] == [opened]
-    assert edges == _cold_edges(service, root, "members", tmp_path / "cold2", monkeypatch)
-
-
 def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     service: RepoIndexingService,
     tmp_path: Path,

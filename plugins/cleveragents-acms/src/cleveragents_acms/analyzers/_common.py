@@ -19,8 +19,6 @@ __all__ = [
     "DEFAULT_EXPORT",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
-    "MEMBER_GUESS",
-    "MEMBER_GUESSES",
     "MODULE_EXPORT",
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
@@ -240,22 +238,13 @@ def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 #: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
 #: and is no edge.
 GUESSED_KEYS = ("go:", "java:")
-#: The mark of a guess the Python analyzer makes of a member of a class from another file:
-#: ``symbol:member:pkg.mod.Base.run`` for ``self.run()`` in a subclass of ``Base`` (which
-#: may inherit ``run`` in turn) or ``client.run()`` for ``client: Base``. It is looked up
-#: as ``pkg.mod.Base.run``; unresolved, it is no edge.
-MEMBER_GUESS = "symbol:member:"
 #: The edge targets that are such guesses.
-GUESSED_TARGETS = (*(f"symbol:{key}" for key in GUESSED_KEYS), MEMBER_GUESS)
+GUESSED_TARGETS = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
 #: The module node's property listing (one a line) the names a Go or Java file guesses
 #: its package holds (``go:<folder>.<name>``, ``java:<package>.<Class>``; see
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
 #: this says which of the package's other files named it.
 PACKAGE_GUESSES = "package_guesses"
-#: The module node's property listing (one a line) the members a Python file guesses
-#: (``MEMBER_GUESS``, without the mark): when a definition comes to answer one, this says
-#: which files named it.
-MEMBER_GUESSES = "member_guesses"
 #: The property of a JavaScript declaration's members when its file says ``module.exports
 #: = Layer``: ``Layer``, so ``Layer.match`` also answers for ``<module>.match``, what a
 #: call on ``new (require("./layer"))()`` names.

@@ -19,10 +19,8 @@ from cleveragents.models.uko import (
 from cleveragents_acms.analyzers._common import NodeFactory, split_lines, truncate
 
 __all__ = [
-    "annotated_class",
     "blocks",
     "bytes_slice",
-    "constructed_class",
     "control_flow",
     "docstring_block",
     "dotted_name",
@@ -107,40 +105,6 @@ def dotted_name(node: ast.AST) -> str | None:
         attrs.append(node.id)  # type: ignore[attr-defined]
         return ".".join(reversed(attrs))
     return None
-
-
-def annotated_class(annotation: ast.expr | None) -> str | None:
-    """The class an annotation names, as written: ``Foo``, ``mod.Foo``, ``"Foo"``, and the
-    ``Foo`` of ``Optional[Foo]`` and ``Foo | None``; None for anything else."""
-    kind = type(annotation)
-    if kind is ast.Name or kind is ast.Attribute:
-        return dotted_name(annotation)  # type: ignore[arg-type]
-    if kind is ast.Constant:
-        text = annotation.value  # type: ignore[union-attr]
-        return text if type(text) is str and text.replace(".", "").isidentifier() else None
-    if kind is ast.Subscript:
-        wrapper = dotted_name(annotation.value) or ""  # type: ignore[union-attr]
-        if wrapper in ("Optional", "typing.Optional"):
-            return annotated_class(annotation.slice)  # type: ignore[union-attr]
-        return None
-    if kind is ast.BinOp and type(annotation.op) is ast.BitOr:  # type: ignore[union-attr]
-        left, right = annotation.left, annotation.right  # type: ignore[union-attr]
-        if type(right) is ast.Constant and right.value is None:
-            return annotated_class(left)
-        if type(left) is ast.Constant and left.value is None:
-            return annotated_class(right)
-    return None
-
-
-def constructed_class(value: ast.expr | None) -> str | None:
-    """``Foo`` for ``Foo(...)`` and ``mod.Foo(...)``: a call of a capitalised name, which
-    by convention is a class."""
-    if type(value) is not ast.Call:
-        return None
-    dotted = dotted_name(value.func)  # type: ignore[union-attr]
-    if dotted is None or not dotted.rpartition(".")[2][:1].isupper():
-        return None
-    return dotted
 
 
 def visibility(name: str) -> str:

@@ -35,8 +35,6 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
-    MEMBER_GUESS,
-    MEMBER_GUESSES,
     NodeFactory,
     collapse,
     dedupe,
@@ -47,10 +45,8 @@ from cleveragents_acms.analyzers._common import (
 from cleveragents_acms.analyzers._python_support import (
     SCOPES,
     TRY_TYPES,
-    annotated_class,
     blocks,
     bytes_slice,
-    constructed_class,
     control_flow,
     docstring_block,
     dotted_name,
@@ -100,10 +96,6 @@ _BLOCK_TYPES: tuple[type[ast.AST], ...] = (ast.If, ast.With, ast.AsyncWith, *TRY
 _INTERFACE_BASES = frozenset({"Protocol", "ABC", "typing.Protocol", "abc.ABC"})
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "ReprEnum"})
 _PLAIN_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "abstractmethod"})
-#: Bases that give a class no methods its own calls could mean.
-_MEMBERLESS_BASES = frozenset(
-    {"object", "Generic", "Protocol", "ABC", "typing.Generic", "typing.Protocol", "abc.ABC"}
-)
 #: Functions shorter than this many lines are their own outline.
 _SHORT_FUNCTION = 10
 _REFERENCE_ONLY = (REFERENCES,)
@@ -138,9 +130,6 @@ class _Pending:
     params: frozenset[str]
     local_imports: dict[str, str]
     is_test: bool
-    #: Local name -> the class its annotation as a parameter, or every assignment, names
-    #: (``x: Foo``, ``x = Foo()``), for calls on it.
-    types: dict[str, str]
 
 
 @dataclass(slots=True)
@@ -148,13 +137,8 @@ class _Scope:
     """A class being built: its node, the names its body defines, ``self.x`` attributes."""
 
     node: UKONode
-    #: The base classes, as written (``Base``, ``mod.Base``), ``object`` and the like left out.
-    bases: list[str] = field(default_factory=list)
     members: dict[str, UKONode] = field(default_factory=dict)
     instance: list[_Member] = field(default_factory=list)
-    #: Attribute -> its class, when ``__init__`` assigns it one (``self.client = Client()``,
-    #: ``self.client = client`` of a parameter ``client: Client``).
-    attribute_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -186,8 +170,6 @@ class _ModuleBuilder:
         self.pending: list[_Pending] = []
         self.references: list[_Reference] = []
         self.module_deps: list[tuple[str, str]] = []
-        #: Members of classes from other files that calls name (see ``member_of``).
-        self.guesses: set[str] = set()
 
     # -- source slicing -------------------------------------------------------------
 
@@ -259,29 +241,17 @@ class _ModuleBuilder:
         local_imports: dict[str, str] | None = None,
         *,
         plain_unknown: bool = True,
-        types: dict[str, str] | None = None,
     ) -> str | None:
-        """A node URI or ``symbol:dotted.name`` for a name used in this module.
-
-        A call on ``self``, ``super()`` or a local name of a known class (``types``) goes
-        to that class's member, or to the member it inherits (:meth:`inherited`).
-        """
+        """A node URI or ``symbol:dotted.name`` for a name used in this module."""
         head, _, rest = dotted.partition(".")
         if head in ("self", "cls") and class_qual is not None:
-            scope = self.classes.get(class_qual)
-            if not rest or scope is None:
+            if not rest:
                 return None
-            name, _, called = rest.partition(".")
-            if not called:
-                member = scope.members.get(name)
-                return member.uri if member is not None else self.inherited(class_qual, name)
-            kind = scope.attribute_types.get(name)
-            return self.member_of(kind, called, local_imports) if kind else None
-        if head == "super" and class_qual is not None and rest:
-            return self.inherited(class_qual, rest)
+            scope = self.classes.get(class_qual)
+            member = scope.members.get(rest.split(".", 1)[0]) if scope else None
+            return member.uri if member is not None and "." not in rest else None
         if head in params:
-            kind = types.get(head) if types and rest else None
-            return self.member_of(kind, rest, local_imports) if kind else None
+            return None
         if local_imports and head in local_imports:
             target = local_imports[head]
             return f"symbol:{target}.{rest}" if rest else f"symbol:{target}"
@@ -293,9 +263,6 @@ class _ModuleBuilder:
             member = scope.members.get(rest) if scope else None
             if member is not None:
                 return member.uri
-            inherited = self.inherited(head, rest) if scope else None
-            if inherited is not None:
-                return inherited
             return f"symbol:{self.module}.{dotted}" if self.module else f"symbol:{dotted}"
         imported = self.imports.get(head)
         if imported is not None:
@@ -303,56 +270,6 @@ class _ModuleBuilder:
         if head in _BUILTINS or rest or not plain_unknown:
             return None
         return f"symbol:{head}"
-
-    def member_of(self, kind: str, member: str, local_imports: dict[str, str] | None) -> str | None:
-        """``kind.member`` for an object of the class this module calls ``kind``; None for
-        a chain (``x.a.b()``) or a typing construct.
-
-        A class of another file may not declare ``member`` but inherit it, from a class
-        outside the resource as often as not (``self.assertEqual``): the name is a guess
-        (``MEMBER_GUESS``), no edge unless a node answers it, and the module lists it for
-        a later refresh. Every such ``kind`` is also a base, annotation or call of this
-        file's nodes, which the refresh follows to find the file.
-        """
-        if "." in member:
-            return None
-        target = self.resolve(f"{kind}.{member}", None, local_imports=local_imports)
-        if target is None or target.startswith(_TYPING_SYMBOLS):
-            return None
-        if target.startswith("symbol:") and not target.startswith(MEMBER_GUESS):
-            self.guesses.add(target[len("symbol:") :])
-            return MEMBER_GUESS + target[len("symbol:") :]
-        return target
-
-    def inherited(self, class_qual: str, member: str) -> str | None:
-        """The ``member`` a class of this module inherits: its bases' in the order Python
-        looks them up (depth first, left to right) while they are classes of this module,
-        then the first base from elsewhere by the name the module knows it by
-        (``symbol:pkg.mod.Base.member``), when it is the only base from elsewhere; None
-        when that is ambiguous or ``member`` is dotted."""
-        if "." in member:
-            return None
-        order: list[str] = []
-        stack = list(reversed(self.classes[class_qual].bases))
-        while stack:
-            base = stack.pop()
-            if base in order or base == class_qual:
-                continue  # each once, though the names may loop
-            order.append(base)
-            scope = self.classes.get(base)
-            if scope is not None:
-                stack.extend(reversed(scope.bases))
-        outside = [base for base in order if base not in self.classes]
-        for base in order:
-            scope = self.classes.get(base)
-            if scope is None:
-                break  # from elsewhere: it may define the member
-            found = scope.members.get(member)
-            if found is not None:
-                return found.uri
-        if len(outside) != 1:
-            return None
-        return self.member_of(outside[0], member, None)
 
     # -- the module -------------------------------------------------------------------------------
 
@@ -373,8 +290,6 @@ class _ModuleBuilder:
         members, imports = self.body(tree.body, module, None, "")
         self.finish_calls()
         module.edges.extend(dedupe(self.module_deps))
-        if self.guesses:
-            module.properties[MEMBER_GUESSES] = "\n".join(sorted(self.guesses))
         self.render_module(module, doc, members, imports)
         return self.factory.nodes
 
@@ -423,9 +338,7 @@ class _ModuleBuilder:
             kind = type(stmt)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 member = self.function(stmt, parent, prefix, class_qual)  # type: ignore[arg-type]
-                known = names.get(member.node.name)
-                if known is None or known.properties.get("overload"):
-                    names[member.node.name] = member.node  # a call is to the implementation
+                names.setdefault(member.node.name, member.node)
                 members.append(member)
             elif kind is ast.ClassDef:
                 member = self.klass(stmt, parent, prefix)  # type: ignore[arg-type]
@@ -562,7 +475,7 @@ class _ModuleBuilder:
             if dotted:
                 self.refer(node, dotted, _METACLASS, plain_unknown=True)
         self.decorators(node, cls.decorator_list)
-        scope = _Scope(node, [b for b in base_names if b and b not in _MEMBERLESS_BASES])
+        scope = _Scope(node)
         self.classes[node.qualname] = scope
         members, _ = self.body(cls.body, node, scope, node.qualname + ".")
         members = [*scope.instance, *members]
@@ -783,25 +696,16 @@ class _ModuleBuilder:
         calls: list[tuple[int, int, str]] = []
         nested: list[ast.AST] = []
         local_imports: dict[str, str] = {}
-        instance_attrs: list[tuple[str, ast.stmt, str | None]] = []
-        args = fn.args
-        every_arg = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-        param_types = {
-            a.arg: annotated
-            for a in every_arg
-            if a is not None and (annotated := annotated_class(a.annotation))
-        }
-        #: local name -> the classes its assignments name (None: one that names none)
-        assigned: dict[str, list[str | None]] = {}
-        collect_self = class_qual is not None and fn.name == "__init__" and bool(args.args)
-        self_name = args.args[0].arg if collect_self else ""
+        instance_attrs: list[tuple[str, ast.stmt]] = []
+        collect_self = class_qual is not None and fn.name == "__init__" and bool(fn.args.args)
+        self_name = fn.args.args[0].arg if collect_self else ""
         stack: list[object] = list(fn.body)
         pop, push, append = stack.pop, stack.extend, stack.append
         call_type, scopes, skip = ast.Call, SCOPES, _NO_CALLS_INSIDE
         name_type, store, list_type = ast.Name, ast.Store, list
         attribute_type, keyword_type = ast.Attribute, ast.keyword
         fields_of = _FIELDS
-        stores: dict[str, int] = {}  # local name -> how many times it is bound
+        local_names: set[str] = set()
         while stack:
             item = pop()
             kind = type(item)
@@ -812,7 +716,7 @@ class _ModuleBuilder:
                 continue
             if kind is name_type:
                 if type(item.ctx) is store:  # type: ignore[attr-defined]
-                    stores[item.id] = stores.get(item.id, 0) + 1  # type: ignore[attr-defined]
+                    local_names.add(item.id)  # type: ignore[attr-defined]
                 continue
             if kind is attribute_type:
                 append(item.value)  # type: ignore[attr-defined]
@@ -821,8 +725,6 @@ class _ModuleBuilder:
                 func = item.func  # type: ignore[attr-defined]
                 if type(func) is name_type:
                     calls.append((item.lineno, item.col_offset, func.id))  # type: ignore[attr-defined]
-                elif _is_super_call(func):
-                    calls.append((item.lineno, item.col_offset, "super." + func.attr))  # type: ignore[attr-defined]
                 else:
                     dotted = dotted_name(func) if type(func) is attribute_type else None
                     if dotted is None:
@@ -841,34 +743,28 @@ class _ModuleBuilder:
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self.record_import(item, local_imports)  # type: ignore[arg-type]
                 continue
-            elif kind is ast.Assign or kind is ast.AnnAssign:
-                if kind is ast.Assign:
-                    targets, value = item.targets, item.value  # type: ignore[attr-defined]
-                    found = constructed_class(value)
-                    if found is None and type(value) is name_type:
-                        found = param_types.get(value.id)
-                else:  # an annotation is no edge of the function's: no guess from it
-                    targets, found = [item.target], None  # type: ignore[attr-defined]
+            elif collect_self and (kind is ast.Assign or kind is ast.AnnAssign):
+                targets = item.targets if kind is ast.Assign else [item.target]  # type: ignore[attr-defined]
                 for target in targets:
-                    if type(target) is name_type:
-                        assigned.setdefault(target.id, []).append(found)
-                    elif (
-                        collect_self
-                        and type(target) is attribute_type
-                        and type(target.value) is name_type
+                    if (
+                        type(target) is ast.Attribute
+                        and type(target.value) is ast.Name
                         and target.value.id == self_name
                     ):
-                        instance_attrs.append((target.attr, item, found))  # type: ignore[arg-type]
+                        instance_attrs.append((target.attr, item))  # type: ignore[arg-type]
             fields = fields_of.get(kind)
             if fields is None:
                 fields = fields_of[kind] = getattr(kind, "_fields", ())
             for name in fields:
                 append(getattr(item, name, None))
-        params = frozenset([*stores, *(a.arg for a in every_arg if a is not None)])
-        types = _local_types(param_types, assigned, stores)
-        self.pending.append(
-            _Pending(node, calls, class_qual, params, local_imports, is_test, types)
+        args = fn.args
+        local_names.update(
+            a.arg
+            for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            if a is not None
         )
+        params = frozenset(local_names)
+        self.pending.append(_Pending(node, calls, class_qual, params, local_imports, is_test))
         if instance_attrs and class_qual is not None:
             self.instance_attributes(class_qual, instance_attrs)
         nested.sort(key=lambda n: n.lineno)  # type: ignore[attr-defined]
@@ -878,17 +774,9 @@ class _ModuleBuilder:
             else:
                 self.function(inner, node, node.qualname + ".", None)  # type: ignore[arg-type]
 
-    def instance_attributes(
-        self, class_qual: str, found: list[tuple[str, ast.stmt, str | None]]
-    ) -> None:
+    def instance_attributes(self, class_qual: str, found: list[tuple[str, ast.stmt]]) -> None:
         scope = self.classes[class_qual]
-        kinds: dict[str, set[str | None]] = {}
-        for name, _, kind in found:
-            kinds.setdefault(name, set()).add(kind)
-        for name, (kind, *others) in kinds.items():
-            if kind and not others:
-                scope.attribute_types.setdefault(name, kind)
-        for name, stmt, _ in found:
+        for name, stmt in found:
             if name in scope.members:
                 continue
             member = self.attribute(name, stmt, scope.node, class_qual + ".")
@@ -910,11 +798,7 @@ class _ModuleBuilder:
             pending.calls.sort()
             for _, _, dotted in pending.calls:
                 target = self.resolve(
-                    dotted,
-                    pending.class_qual,
-                    pending.params,
-                    pending.local_imports,
-                    types=pending.types,
+                    dotted, pending.class_qual, pending.params, pending.local_imports
                 )
                 if target is not None and target != pending.node.uri:
                     targets.append(target)
@@ -924,32 +808,6 @@ class _ModuleBuilder:
                 edges.extend((TESTS_CALLABLE, t) for t in targets)
             edges.extend((DEPENDS_ON, f"symbol:{t}") for t in pending.local_imports.values())
             pending.node.edges = dedupe(edges)
-
-
-def _is_super_call(func: ast.expr) -> bool:
-    """``super().name``."""
-    if type(func) is not ast.Attribute:
-        return False
-    value = func.value
-    return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "super"
-
-
-def _local_types(
-    param_types: dict[str, str], assigned: dict[str, list[str | None]], stores: dict[str, int]
-) -> dict[str, str]:
-    """The class of each local name all of whose bindings name the same one: a parameter's
-    annotation, ``x = Foo()``, ``x = param``; a name also bound otherwise (a loop variable,
-    ``x = make()``, ``x: Foo = make()``) has none."""
-    types: dict[str, str] = {}
-    for name in param_types.keys() | assigned.keys():
-        kinds = set(assigned.get(name, ()))
-        if name in param_types:
-            kinds.add(param_types[name])
-        if len(kinds) == 1 and len(assigned.get(name, ())) == stores.get(name, 0):
-            (kind,) = kinds
-            if kind:
-                types[name] = kind
-    return types
 
 
 def _is_test_class(name: str, bases: list[str | None]) -> bool:
@@ -964,9 +822,6 @@ class PythonAnalyzer:
     name = "python"
     languages: tuple[str, ...] = ("python",)
     specificity = 100
-    #: Raised when what it finds in an unchanged file changes (see ``analyzer_versions``):
-    #: 1, calls on ``self``, ``super()`` and typed names to inherited and typed members.
-    revision = 1
     suffixes = frozenset({".py", ".pyi", ".pyw"})
 
     def supports(self, path: Path, head: bytes) -> bool:

@@ -17,9 +17,6 @@ still come out differently from a cold index of the same files:
 * it is a Go or Java file that calls by a plain name what the refresh adds to its
   package (a guess that is no edge while nothing answers it; the file's module node
   lists its guesses);
-* it is a Python file that calls, on ``self`` or an object of a class from another
-  file, a member the refresh adds to that class (a guess too: the file's nodes point at
-  the class, and its module node lists the guess);
 * it names what the refresh adds by a Rust path through ``use`` declarations
   (``crate::parser::Span`` re-exported from ``parser::spans``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
@@ -35,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.analyzers._common import MEMBER_GUESSES, PACKAGE_GUESSES
+from cleveragents_acms.analyzers._common import PACKAGE_GUESSES
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
     RUST_HOPS,
@@ -81,12 +78,11 @@ def dependent_files(
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
-    targets, guessed, members = _name_targets(nodes, resource_id, now, before, gone, touched)
+    targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(nodes, resource_id, guessed, present)
-    found |= _member_guessing_files(index, resource_id, members, now)
     return (found - touched) & set(present)
 
 
@@ -114,7 +110,7 @@ def _name_targets(
     before: set[str],
     gone: set[str],
     touched: set[str],
-) -> tuple[set[str], dict[str, str], set[str]]:
+) -> tuple[set[str], dict[str, str]]:
     """The edge targets whose meaning the nodes that come and go change (and those kept
     that answer other names now), for the names those nodes answer to (a name resolves
     when exactly one node answers it, or the overloads of one Java method:
@@ -127,9 +123,7 @@ def _name_targets(
       resolves elsewhere, now.
 
     Also the names the Go and Java analyzers guess a package holds that one node answers
-    now and not before, each with that node's file (see :func:`_guessing_files`), and
-    the names of Python class members one node answers now and not before (see
-    :func:`_member_guessing_files`).
+    now and not before, each with that node's file (see :func:`_guessing_files`).
     """
     new = [n for n in now if n.uri not in before]
     keys = {key for node in new for key in symbol_keys(node)}
@@ -141,32 +135,28 @@ def _name_targets(
         if node.uri in stored_before:
             keys |= symbol_keys(node) ^ symbol_keys(stored_before[node.uri])
     if not keys:
-        return set(), {}, set()
+        return set(), {}
     short = {key.rsplit(".", 1)[-1] for key in keys}
     stored = nodes.nodes_named([resource_id], short)
     stored += nodes.default_exports_at([resource_id], default_export_files(keys))
     after = [n for n in stored if n.path not in touched] + list(now)
     answered_before, answered_now = _answering(stored, keys), _answering(after, keys)
-    node_of = {n.uri: n for n in after}
+    path_of = {n.uri: n.path for n in after}
     targets: set[str] = set()
     guessed: dict[str, str] = {}
-    members: set[str] = set()
     for key in keys:
         was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
         if resolves(is_) and was != is_:
-            answer = node_of[next(iter(is_))]
             if key.startswith(GUESSED_KEYS):
-                guessed[key] = answer.path
+                guessed[key] = path_of[next(iter(is_))]
             else:
                 targets.add(SYMBOL + key)
-                if answer.path.endswith((".py", ".pyi")) and "." in answer.qualname:
-                    members.add(key)
         if resolves(was) and was != is_:
             targets.update(was)
     if any(n.path.endswith(".rs") for n in new):
         coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}
         targets |= _rust_aliases(nodes, resource_id, now, coming)
-    return targets, guessed, members
+    return targets, guessed
 
 
 def _changed_rust_bindings(
@@ -281,28 +271,6 @@ def _guessing_files(
     for module in nodes.modules_at([resource_id], package):
         names = module.properties.get(PACKAGE_GUESSES)
         if names is None or not keys.isdisjoint(names.split("\n")):
-            found.add(module.path)
-    return found
-
-
-def _member_guessing_files(
-    index: ProjectIndex, resource_id: str, members: set[str], now: Sequence[UKONode]
-) -> set[str]:
-    """The Python files that guess one of ``members`` (``pkg.mod.Base.run``, which a node
-    answers now and did not before): among the files pointing at the class
-    (``pkg.mod.Base``, by that name or at a node answering it), those whose module
-    node lists the guess (``MEMBER_GUESSES``)."""
-    if not members:
-        return set()
-    classes = {key.rpartition(".")[0] for key in members}
-    short = {name.rpartition(".")[2] for name in classes}
-    candidates = [*index.nodes.nodes_named([resource_id], short), *now]
-    answering = {uri for uris in _answering(candidates, classes).values() for uri in uris}
-    pointing = _pointing_to(index, resource_id, {SYMBOL + c for c in classes} | answering)
-    found: set[str] = set()
-    for module in index.nodes.modules_at([resource_id], pointing):
-        names = module.properties.get(MEMBER_GUESSES)
-        if names is not None and not members.isdisjoint(names.split("\n")):
             found.add(module.path)
     return found
 

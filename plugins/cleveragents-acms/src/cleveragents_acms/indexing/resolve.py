@@ -17,7 +17,6 @@ from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
     GUESSED_KEYS,
     GUESSED_TARGETS,
-    MEMBER_GUESS,
     MODULE_EXPORT,
     go_package_symbol,
 )
@@ -133,7 +132,7 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
         for _, target in node.edges:
             if not target.startswith(_PREFIX):
                 continue
-            dotted = target[len(MEMBER_GUESS if target.startswith(MEMBER_GUESS) else _PREFIX) :]
+            dotted = target[len(_PREFIX) :]
             names.add(dotted.rsplit(".", 1)[-1])
             if python:
                 parts = dotted.split(".")
@@ -148,8 +147,8 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
     paths: set[str] = set()
     for node in nodes:
         for _, target in node.edges:
-            if not target.startswith(_PREFIX) or target.startswith(MEMBER_GUESS):
-                continue  # a member's guess names no module
+            if not target.startswith(_PREFIX):
+                continue
             dotted = target[len(_PREFIX) :]
             if node.path.endswith((".py", ".pyi")):
                 base = dotted.replace(".", "/")
@@ -228,10 +227,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
-            if target.startswith(MEMBER_GUESS):
-                candidates = table.get(target[len(MEMBER_GUESS) :])
-            else:
-                candidates = table.get(target[len(_PREFIX) :])
+            candidates = table.get(target[len(_PREFIX) :])
             if not candidates and node.path.endswith(".rs"):
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
             if candidates:
