@@ -1239,3 +1239,116 @@ def test_each_phase_is_announced_as_it_starts(service: RepoIndexingService, corp
     # the listener is the run's own: a later run without one tells it nothing
     service.refresh_index(RESOURCE_A, corpus)
     assert seen.count("finish") == 1
+
+
+def test_a_node_moved_by_an_edit_above_it_gets_its_new_lines_everywhere(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """Lines added at the top of a file move every node below: the node store, the graph
+    and the text index give their new lines, and the old lines stay in the history."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text("# one\n# two\n# three\n" + target.read_text())
+    run = service.refresh_index(RESOURCE_A, corpus).run
+    assert run is not None and run.nodes_revised >= 2
+    line = next(
+        number
+        for number, text in enumerate(target.read_text().splitlines(), start=1)
+        if text.startswith("def home(")
+    )
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        home = next(
+            n
+            for n in index.nodes.iter_current([RESOURCE_A])
+            if n.path == "cleveragents/paths.py" and n.name == "home"
+        )
+        assert home.start_line == line
+        assert [v.node.start_line for v in index.nodes.history(home.uri)] == [line - 3, line]
+        ranges = [
+            o
+            for _, p, o in index.graph.get_triples(home.uri, scope=frozenset({RESOURCE_A})).triples
+            if p.endswith("#sourceRange")
+        ]
+        assert [r.split(":")[0] for r in ranges] == [str(line)]
+    finally:
+        index.close()
+    hits = _search(service, "demo", "home", {RESOURCE_A})
+    assert any(h.uko_uri == home.uri and h.metadata.get("start_line") == str(line) for h in hits)
+
+
+def test_a_refresh_rewrites_only_the_text_documents_that_changed(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file analysed again after an analyzer changed, with the same nodes, replaces
+    no text document (Tantivy would go on counting the replaced ones in BM25); an edit
+    replaces the documents of the nodes it changed, and only those."""
+    from cleveragents_acms.indexing import service as service_module
+
+    first = service.index_resource(RESOURCE_A, corpus, project="demo")
+    built_with = first.metadata.analyzers or ""
+    python = next(t for t in built_with.split() if t.startswith("python@"))
+    upgraded = built_with.replace(python, "python@99")
+    monkeypatch.setattr(service_module, "analyzer_versions", lambda specs: upgraded)
+    again = service.refresh_index(RESOURCE_A, corpus).run
+    assert again is not None and first.run is not None
+    assert again.files_analyzed > 50
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        assert index.text.replaced_count() == 0
+        count = index.text.count(RESOURCE_A)
+    finally:
+        index.close()
+
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text(target.read_text() + "\n\ndef appended_helper() -> int:\n    return 42\n")
+    edited = service.refresh_index(RESOURCE_A, corpus).run
+    assert edited is not None and edited.files_analyzed == 1
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        # The module's own document changed (its source grew); the functions above did not.
+        assert index.text.replaced_count() == edited.nodes_revised == 1
+        assert index.text.count(RESOURCE_A) == count + 1
+    finally:
+        index.close()
+    assert _search(service, "demo", "appended_helper", {RESOURCE_A})
+
+
+def test_the_text_index_is_written_anew_once_replaced_documents_weigh_too_much(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a share of replaced documents, a refresh writes the project's text index anew
+    from the node store and says so; interrupted, it leaves the old index searchable."""
+    from cleveragents_acms.indexing import service as service_module
+    from cleveragents_acms.indexing.store import NodeStore
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    monkeypatch.setattr(service_module, "_MAX_REPLACED_SHARE", 0.0)
+    target = corpus / "cleveragents" / "paths.py"
+
+    original = NodeStore.iter_current_files
+
+    def first_file_only(self: NodeStore, resource_id: str) -> Iterator[list[Any]]:
+        yield next(original(self, resource_id))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(NodeStore, "iter_current_files", first_file_only)
+    target.write_text(target.read_text() + "\n\ndef compacted_marker() -> int:\n    return 1\n")
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh_index(RESOURCE_A, corpus)
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+
+    monkeypatch.setattr(NodeStore, "iter_current_files", original)
+    target.write_text(target.read_text() + "\n\ndef compacted_again() -> int:\n    return 2\n")
+    run = service.refresh_index(RESOURCE_A, corpus).run
+    assert run is not None
+    assert any(line.startswith("text: ") for line in run.rebuilt)
+    assert "text-compact" in run.phases
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        assert index.text.replaced_count() == 0
+        assert index.text.count(RESOURCE_A) == index.nodes.count(RESOURCE_A)
+    finally:
+        index.close()
+    for name in ("compacted_marker", "compacted_again", "PluginHost"):
+        assert _search(service, "demo", name, {RESOURCE_A})

@@ -259,6 +259,23 @@ class TantivyTextBackend:
             for path in paths:
                 writer.delete_documents_by_term("res_path", f"{resource_id}/{path}")
 
+    def delete_nodes(self, uris: Iterable[str]) -> None:
+        """Queue deletion of the documents of these node URIs."""
+        with self._lock:
+            writer = self._writer_for_write()
+            self._bulk_pending = True
+            for uri in uris:
+                writer.delete_documents_by_term("doc_key", uri)
+
+    def clear(self) -> None:
+        """Queue the deletion of every document; the old ones stay searchable until
+        :meth:`commit`, and :meth:`rollback` keeps them. Unlike deleting documents one by
+        one, it leaves no replaced document in the term statistics."""
+        with self._lock:
+            writer = self._writer_for_write()
+            self._bulk_pending = True
+            writer.delete_all_documents()
+
     def delete_resource(self, resource_id: str) -> None:
         """Queue deletion of every document of ``resource_id``."""
         with self._lock:
@@ -296,6 +313,16 @@ class TantivyTextBackend:
         query = tantivy.Query.term_query(self._schema, "resource_id", resource_id)
         found = searcher.search(query, limit=1, count=True)
         return int(getattr(found, "count", 0) or 0)
+
+    def replaced_count(self) -> int:
+        """Committed documents deleted or replaced but still in their segments: Tantivy
+        counts them in each term's document frequency (so in BM25) until a merge drops
+        them, which is why a refresh rewrites only the documents that changed."""
+        meta = json.loads((self.location / "meta.json").read_text(encoding="utf-8"))
+        return sum(
+            int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
+            for segment in meta.get("segments", ())
+        )
 
     def close(self) -> None:
         """Commit pending single-document writes; drop an open bulk batch."""

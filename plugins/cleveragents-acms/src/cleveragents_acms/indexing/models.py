@@ -75,13 +75,14 @@ class IndexRun:
     #: Which files were analysed again without ``force``, and why (the analyzers changed):
     #: every file when an analyzer was added or removed, else those of the changed ones.
     reanalysis: str | None = None
-    #: Stores brought up to the node store because they were off in earlier runs.
+    #: Stores brought up to the node store: off in earlier runs, or (the text index) skewed.
     rebuilt: list[str] = field(default_factory=list)
     seconds: float = 0.0
     #: Seconds per phase (open, discover, analyse, resolve, graph, nodes, text, vectors,
     #: graph-wait, commit, close, record, finish; graph-rebuild and vector-rebuild when a store
-    #: turned back on is built from the node store); changed files reach the text index
-    #: during ``analyse``, so ``text`` only counts removed files.
+    #: turned back on is built from the node store; text-compact when the text index is
+    #: written anew); changed files reach the text index during ``analyse``, so ``text``
+    #: only counts removed files.
     phases: dict[str, float] = field(default_factory=dict)
 
     def timed(self, phase: str, seconds: float) -> None:

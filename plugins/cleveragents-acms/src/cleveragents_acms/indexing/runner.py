@@ -97,6 +97,7 @@ _WRITING = {
     "graph-wait": "waiting for the graph load",
     "graph-rebuild": "building the graph from the node store",
     "vector-rebuild": "embedding the node store's nodes",
+    "text-compact": "writing the text index anew",
     "close": "closing the stores",
     "record": "recording the files",
     "finish": "finishing",

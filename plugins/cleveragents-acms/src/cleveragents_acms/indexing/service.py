@@ -57,7 +57,9 @@ from cleveragents_acms.indexing.resolve import (
 from cleveragents_acms.indexing.store import (
     STORES_WITH_GAPS,
     NodeStore,
+    content_digest,
     node_fingerprint,
+    same_content,
 )
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
 from cleveragents_acms.indexing.vectors import choose_embedder, rebuild_from_nodes
@@ -100,6 +102,60 @@ def _release_renderings(outcome: FileAnalysis, index: ProjectIndex) -> None:
         return  # the vectors are made from the renderings later
     for node in nodes:  # what is left serves the vector entries' signatures
         node.renderings = {d: r for d, r in node.renderings.items() if d <= DEPTH_SIGNATURES}
+
+
+#: A project's text index is written anew from the node store once the documents it has
+#: replaced (which Tantivy counts in its term statistics until a merge drops them) pass
+#: this share of its live ones.
+_MAX_REPLACED_SHARE = 0.5
+
+
+def _compact_text(index: ProjectIndex, run: IndexRun) -> None:
+    """Write the project's text index anew from the node store's current nodes when the
+    documents it replaced weigh too much in its term statistics (BM25's weights drift
+    from a cold index's); the old index serves until the commit."""
+    text = index.text
+    if text is None or not (hasattr(text, "replaced_count") and hasattr(text, "clear")):
+        return
+    replaced, live = text.replaced_count(), text.count()
+    if replaced <= live * _MAX_REPLACED_SHARE:
+        return
+    written = 0
+    with _phase(run, "text-compact"):
+        text.clear()
+        for resource in index.nodes.current_resources():
+            for nodes in index.nodes.iter_current_files(resource):
+                written += text.add_nodes(nodes)
+        text.commit()
+    run.rebuilt.append(
+        f"text: {written} documents written anew from the node store, as {replaced} "
+        f"replaced ones still weighed in its term statistics (against {live} live ones)"
+    )
+
+
+def _rewrite_changed_documents(
+    index: ProjectIndex, resource_id: str, outcome: FileAnalysis
+) -> None:
+    """Replace the text documents of the file's nodes whose content changed, and delete
+    those of its nodes that are gone. A document replaced still counts in Tantivy's term
+    statistics until a merge: rewriting a whole file for an edit, or every file when an
+    analyzer changed, left a Python release's index counting its documents twice."""
+    assert index.text is not None
+    stored = index.nodes.current_fingerprints(resource_id, [outcome.relative])
+    blobs = outcome.store_blobs
+    changed = [
+        node
+        for node in outcome.result.nodes
+        if node.uri not in stored
+        or not same_content(
+            stored[node.uri][0],
+            blobs[node.uri][2] if node.uri in blobs else content_digest(node),
+        )
+    ]
+    current = {node.uri for node in outcome.result.nodes}
+    index.text.delete_nodes([uri for uri in stored if uri not in current])
+    index.text.delete_nodes([node.uri for node in changed if node.uri in stored])
+    index.text.add_nodes(changed)
 
 
 def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) -> list[UKONode]:
@@ -201,6 +257,10 @@ class RepoIndexingService:
         analyzers = analyzer_versions(self.analyzer_specs())  # raises before the claim
         index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
         run = IndexRun()
+        # Asked for, or after a run that stopped (its text may be ahead of the node store):
+        # the text index gets every document of the files analysed, not only those that
+        # changed.
+        rewrite_text = force or previous != "ready"
         #: Analyzers (as files record them) whose unchanged files are analysed again.
         reanalyse: frozenset[str] = frozenset()
         if built_with and built_with != analyzers and not force:
@@ -229,6 +289,7 @@ class RepoIndexingService:
                     root.resolve(),
                     run,
                     force=force,
+                    rewrite_text=rewrite_text,
                     reanalyse=reanalyse,
                     include_globs=include_globs,
                     exclude_globs=exclude_globs,
@@ -449,6 +510,7 @@ class RepoIndexingService:
         run: IndexRun,
         *,
         force: bool,
+        rewrite_text: bool = True,
         reanalyse: frozenset[str] = frozenset(),
         include_globs: tuple[str, ...],
         exclude_globs: tuple[str, ...],
@@ -514,8 +576,11 @@ class RepoIndexingService:
             # The text index needs no resolved edges: it is written while the workers go
             # on parsing, instead of after them.
             if index.text is not None:
-                index.text.delete_paths(resource_id, [outcome.relative])
-                index.text.add_nodes(outcome.result.nodes)
+                if rewrite_text or outcome.relative not in known:
+                    index.text.delete_paths(resource_id, [outcome.relative])
+                    index.text.add_nodes(outcome.result.nodes)
+                else:
+                    _rewrite_changed_documents(index, resource_id, outcome)
             _release_renderings(outcome, index)
 
         rebuild = _stores_to_rebuild(self.registry, self.config, project, resource_id)
@@ -577,6 +642,7 @@ class RepoIndexingService:
             run.files_removed = len(removed)
             if index is not None:
                 self._write(index, resource_id, changed, removed, run)
+                _compact_text(index, run)
         except BaseException:
             if index is not None:
                 index.nodes.rollback()

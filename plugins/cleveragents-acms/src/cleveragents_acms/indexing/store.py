@@ -97,7 +97,8 @@ def content_digest(node: UKONode, encoded: tuple[bytes, str] | None = None) -> b
 
     ``encoded`` is the node's renderings and properties as :func:`node_blobs` encodes them
     (JSON), if already at hand. The properties count: a newer analyzer may find more in the
-    same lines (``index --force``).
+    same lines (``index --force``). So do the lines: a node moved by an edit above it is a
+    new revision, or the store, the graph and the text index would keep its old lines.
     """
     renderings, properties = encoded or _encoded(node)
     digest = hashlib.blake2b(digest_size=16)
@@ -105,7 +106,8 @@ def content_digest(node: UKONode, encoded: tuple[bytes, str] | None = None) -> b
         node.uko_type,
         node.name,
         node.parent or "",
-        str(node.end_line - node.start_line),
+        node.language,
+        f"{node.start_line}-{node.end_line}",
         properties,
     ):
         digest.update(part.encode())
@@ -117,12 +119,21 @@ def content_digest(node: UKONode, encoded: tuple[bytes, str] | None = None) -> b
 def node_fingerprint(node: UKONode, content: bytes | None = None) -> str:
     """Hash of what a node says: unchanged fingerprint means no new revision.
 
-    ``content`` is the node's :func:`content_digest`, if taken before.
+    ``content`` is the node's :func:`content_digest`, if taken before. The fingerprint is
+    that digest's hex followed by the hash of the edges, so :func:`same_content` tells a
+    node whose edges alone changed (its text document stays).
     """
-    digest = hashlib.blake2b(content or content_digest(node), digest_size=16)
+    content = content or content_digest(node)
+    edges = hashlib.blake2b(digest_size=16)
     for predicate, target in sorted(node.edges):
-        digest.update(f"{predicate}\0{target}\0".encode())
-    return digest.hexdigest()
+        edges.update(f"{predicate}\0{target}\0".encode())
+    return content.hex() + edges.hexdigest()
+
+
+def same_content(fingerprint: str, content: bytes) -> bool:
+    """Whether a stored :func:`node_fingerprint` is of a node with this
+    :func:`content_digest` (fingerprints of earlier versions never are)."""
+    return len(fingerprint) == 64 and fingerprint[:32] == content.hex()
 
 
 #: One encoder for every node: ``json.dumps`` with an option builds a new one per call.
@@ -461,6 +472,23 @@ class NodeStore:
         )
         for row in rows:
             yield _row_to_stored(row).node
+
+    def iter_current_files(self, resource_id: str) -> Iterator[list[UKONode]]:
+        """The current nodes of ``resource_id``, one list per file, in path order (read
+        along the index of current paths: nothing is sorted, one file is held at a time)."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM nodes WHERE is_current = 1 AND resource_id = ? ORDER BY path",
+            (resource_id,),
+        )
+        batch: list[UKONode] = []
+        for row in rows:
+            node = _row_to_stored(row).node
+            if batch and batch[0].path != node.path:
+                yield batch
+                batch = []
+            batch.append(node)
+        if batch:
+            yield batch
 
     def iter_current_versions(self, resource_id: str) -> Iterator[StoredNode]:
         """The current version of every node of ``resource_id``, oldest first."""
