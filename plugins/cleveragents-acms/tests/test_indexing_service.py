@@ -1352,3 +1352,46 @@ def test_the_text_index_is_written_anew_once_replaced_documents_weigh_too_much(
         index.close()
     for name in ("compacted_marker", "compacted_again", "PluginHost"):
         assert _search(service, "demo", name, {RESOURCE_A})
+
+
+def test_fingerprints_stored_by_an_earlier_version_are_brought_up_to_date_in_place(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index from before lines counted in fingerprints, analysed again (as after an
+    upgrade): a node at the same lines is not revised, its fingerprint is rehashed; a
+    node that moved is revised with its new lines."""
+    from cleveragents_acms.indexing import service as service_module
+    from cleveragents_acms.indexing import store as store_module
+
+    def earlier_fingerprint(node: Any) -> str:
+        span = store_module._span_digest(node, store_module._encoded(node))
+        return store_module._edges_digest(node, span).hexdigest()
+
+    first = service.index_resource(RESOURCE_A, corpus, project="demo")
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        earlier = [(n.uri, earlier_fingerprint(n)) for n in index.nodes.iter_current([RESOURCE_A])]
+        index.nodes.begin()
+        index.nodes.set_fingerprints(earlier)
+        index.nodes.commit()
+    finally:
+        index.close()
+    target = corpus / "cleveragents" / "paths.py"
+    target.write_text("# moved\n" + target.read_text())
+    built_with = first.metadata.analyzers or ""
+    python = next(t for t in built_with.split() if t.startswith("python@"))
+    upgraded = built_with.replace(python, "python@99")
+    monkeypatch.setattr(service_module, "analyzer_versions", lambda specs: upgraded)
+
+    run = service.refresh_index(RESOURCE_A, corpus).run
+    assert run is not None and run.files_analyzed > 50
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        python_nodes = [n for n in index.nodes.iter_current([RESOURCE_A]) if n.language == "python"]
+        fingerprints = index.nodes.current_fingerprints(RESOURCE_A, {n.path for n in python_nodes})
+    finally:
+        index.close()
+    moved = [n for n in python_nodes if n.path == "cleveragents/paths.py"]
+    assert {len(f.fingerprint) for f in fingerprints.values()} == {64}
+    assert (run.nodes_revised, run.nodes_added) == (len(moved), 0)
+    assert run.nodes_unchanged == len(python_nodes) - len(moved)

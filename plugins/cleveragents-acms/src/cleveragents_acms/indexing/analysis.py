@@ -173,7 +173,7 @@ class FileAnalysis:
     #: Node URI -> what the node store keeps of it (``store.node_blobs``: the renderings
     #: compressed, the properties, the fingerprint's hash of all but the edges), when
     #: computed in a worker.
-    store_blobs: dict[str, tuple[bytes, str, bytes]] = field(default_factory=dict)
+    store_blobs: dict[str, tuple[bytes, str, bytes, bytes]] = field(default_factory=dict)
 
 
 _ANALYZERS: list[Any] = []

@@ -59,6 +59,7 @@ from cleveragents_acms.indexing.store import (
     NodeStore,
     content_digest,
     node_fingerprint,
+    same_as_earlier,
     same_content,
 )
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
@@ -148,7 +149,7 @@ def _rewrite_changed_documents(
         for node in outcome.result.nodes
         if node.uri not in stored
         or not same_content(
-            stored[node.uri][0],
+            stored[node.uri].fingerprint,
             blobs[node.uri][2] if node.uri in blobs else content_digest(node),
         )
     ]
@@ -679,11 +680,8 @@ class RepoIndexingService:
             paths = [a.relative for a in changed] + list(removed)
             new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
             # The fingerprints' hashes of the renderings, where the workers took them.
-            contents = [
-                a.store_blobs[n.uri][2] if n.uri in a.store_blobs else None
-                for a in changed
-                for n in a.result.nodes
-            ]
+            blobs = {uri: b for a in changed for uri, b in a.store_blobs.items()}
+            contents = [blobs[n.uri][2] if n.uri in blobs else None for n in new_nodes]
             for a in changed:
                 run.errors.extend((a.relative, e) for e in a.result.errors)
             with _phase(run, "resolve"):
@@ -701,11 +699,18 @@ class RepoIndexingService:
                 resolve_edges(new_nodes, stored)
                 inserts, revised_uris = [], []
                 new_uris = set()
+                rehashed: list[tuple[str, str]] = []  # unchanged, hashed by an earlier version
                 for node, content in zip(new_nodes, contents, strict=True):
                     new_uris.add(node.uri)
                     fingerprint = node_fingerprint(node, content)
                     old = previous.get(node.uri)
-                    if old is not None and old[0] == fingerprint:
+                    if old is not None and old.fingerprint == fingerprint:
+                        run.nodes_unchanged += 1
+                        continue
+                    if old is not None and same_as_earlier(
+                        old, node, blobs[node.uri][3] if node.uri in blobs else None
+                    ):
+                        rehashed.append((node.uri, fingerprint))
                         run.nodes_unchanged += 1
                         continue
                     if old is not None:
@@ -713,7 +718,7 @@ class RepoIndexingService:
                         run.nodes_revised += 1
                     else:
                         run.nodes_added += 1
-                    inserts.append((node, fingerprint, old[1] if old else None))
+                    inserts.append((node, fingerprint, old.valid_from if old else None))
                 retired = [uri for uri in previous if uri not in new_uris]
                 run.nodes_retired = len(retired)
             if index.graph is not None:
@@ -733,7 +738,7 @@ class RepoIndexingService:
                     if handle is None:  # turned off: rebuilt from here once it is back
                         index.nodes.mark_gap(store, resource_id)
                 index.nodes.retire(retired + revised_uris, valid_until=valid_from)
-                blobs = {uri: b for a in changed for uri, b in a.store_blobs.items()}
+                index.nodes.set_fingerprints(rehashed)
                 index.nodes.insert(inserts, valid_from=valid_from, blobs=blobs)
             if index.text is not None and removed:
                 with _phase(run, "text"):

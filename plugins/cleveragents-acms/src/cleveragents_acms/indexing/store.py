@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import zstandard
 
@@ -32,10 +32,13 @@ from cleveragents_acms.analyzers._common import DEFAULT_EXPORT
 __all__ = [
     "STORES_WITH_GAPS",
     "NodeStore",
+    "StoredFingerprint",
     "StoredNode",
     "content_digest",
     "node_blobs",
     "node_fingerprint",
+    "same_as_earlier",
+    "same_content",
 ]
 
 _SCHEMA_VERSION = 1
@@ -100,20 +103,38 @@ def content_digest(node: UKONode, encoded: tuple[bytes, str] | None = None) -> b
     same lines (``index --force``). So do the lines: a node moved by an edit above it is a
     new revision, or the store, the graph and the text index would keep its old lines.
     """
-    renderings, properties = encoded or _encoded(node)
+    return _placed(node, _span_digest(node, encoded or _encoded(node)))
+
+
+def _span_digest(node: UKONode, encoded: tuple[bytes, str]) -> bytes:
+    """The hash of what a node says but where it is (its line count only): the content
+    hash of the fingerprints stored before lines and language counted."""
+    renderings, properties = encoded
     digest = hashlib.blake2b(digest_size=16)
     for part in (
         node.uko_type,
         node.name,
         node.parent or "",
-        node.language,
-        f"{node.start_line}-{node.end_line}",
+        str(node.end_line - node.start_line),
         properties,
     ):
         digest.update(part.encode())
         digest.update(b"\0")
     digest.update(renderings)
     return digest.digest()
+
+
+def _placed(node: UKONode, span: bytes) -> bytes:
+    """:func:`_span_digest` with the node's language and lines: :func:`content_digest`."""
+    where = f"{node.language}\0{node.start_line}-{node.end_line}".encode()
+    return hashlib.blake2b(span + where, digest_size=16).digest()
+
+
+def _edges_digest(node: UKONode, seed: bytes = b"") -> hashlib.blake2b:
+    digest = hashlib.blake2b(seed, digest_size=16)
+    for predicate, target in sorted(node.edges):
+        digest.update(f"{predicate}\0{target}\0".encode())
+    return digest
 
 
 def node_fingerprint(node: UKONode, content: bytes | None = None) -> str:
@@ -124,16 +145,31 @@ def node_fingerprint(node: UKONode, content: bytes | None = None) -> str:
     node whose edges alone changed (its text document stays).
     """
     content = content or content_digest(node)
-    edges = hashlib.blake2b(digest_size=16)
-    for predicate, target in sorted(node.edges):
-        edges.update(f"{predicate}\0{target}\0".encode())
-    return content.hex() + edges.hexdigest()
+    return content.hex() + _edges_digest(node).hexdigest()
 
 
 def same_content(fingerprint: str, content: bytes) -> bool:
     """Whether a stored :func:`node_fingerprint` is of a node with this
-    :func:`content_digest` (fingerprints of earlier versions never are)."""
+    :func:`content_digest` (fingerprints stored by earlier versions never are)."""
     return len(fingerprint) == 64 and fingerprint[:32] == content.hex()
+
+
+def same_as_earlier(stored: StoredFingerprint, node: UKONode, span: bytes | None) -> bool:
+    """Whether a fingerprint stored by an earlier version (half as long, without lines and
+    language) is of this node at the same lines. ``span`` is the node's
+    :func:`_span_digest` (from :func:`node_blobs`), or None to take it from the node.
+
+    Kept so the first run of this version over an index does not revise every node of
+    the files it analyses (every file, as the analyzers' versions changed); such a node's
+    fingerprint is brought up to date in place (:meth:`NodeStore.set_fingerprints`).
+    """
+    if len(stored.fingerprint) != 32 or (stored.start_line, stored.end_line) != (
+        node.start_line,
+        node.end_line,
+    ):
+        return False
+    span = span or _span_digest(node, _encoded(node))
+    return _edges_digest(node, span).hexdigest() == stored.fingerprint
 
 
 #: One encoder for every node: ``json.dumps`` with an option builds a new one per call.
@@ -169,12 +205,14 @@ def _decompress(blob: bytes) -> bytes:
     return decompressor.decompress(blob)
 
 
-def node_blobs(node: UKONode) -> tuple[bytes, str, bytes]:
+def node_blobs(node: UKONode) -> tuple[bytes, str, bytes, bytes]:
     """What the node store keeps of a node: its renderings (compressed JSON) and properties
-    (JSON), and its :func:`content_digest`. Pure, so the indexer computes them in its
+    (JSON), and its :func:`content_digest` (and the span digest it is made from, which
+    fingerprints of earlier versions hash). Pure, so the indexer computes them in its
     analysis workers, where the renderings are encoded once for both."""
     encoded = _encoded(node)
-    return _compress(encoded[0]), encoded[1], content_digest(node, encoded)
+    span = _span_digest(node, encoded)
+    return _compress(encoded[0]), encoded[1], _placed(node, span), span
 
 
 def _columns(node: UKONode) -> tuple[bytes, str]:
@@ -182,6 +220,15 @@ def _columns(node: UKONode) -> tuple[bytes, str]:
     fingerprint took its own hash: no digest is needed here)."""
     renderings, properties = _encoded(node)
     return _compress(renderings), properties
+
+
+class StoredFingerprint(NamedTuple):
+    """What a refresh compares of a node's current version."""
+
+    fingerprint: str
+    valid_from: str
+    start_line: int
+    end_line: int
 
 
 @dataclass(frozen=True)
@@ -276,7 +323,7 @@ class NodeStore:
         nodes: Iterable[tuple[UKONode, str, str | None]],
         *,
         valid_from: str,
-        blobs: Mapping[str, tuple[bytes, str, bytes]] | None = None,
+        blobs: Mapping[str, tuple[bytes, str, bytes, bytes]] | None = None,
     ) -> int:
         """Insert current versions: ``(node, fingerprint, revision_of_valid_from)``.
 
@@ -371,9 +418,9 @@ class NodeStore:
 
     def current_fingerprints(
         self, resource_id: str, paths: Iterable[str]
-    ) -> dict[str, tuple[str, str]]:
-        """``uri -> (fingerprint, valid_from)`` of the current nodes of these files."""
-        out: dict[str, tuple[str, str]] = {}
+    ) -> dict[str, StoredFingerprint]:
+        """``uri ->`` :class:`StoredFingerprint` of the current nodes of these files."""
+        out: dict[str, StoredFingerprint] = {}
         # A cold index asks about thousands of files of a resource with no node yet.
         if not self._db.execute(
             "SELECT 1 FROM nodes WHERE resource_id = ? AND is_current = 1 LIMIT 1", (resource_id,)
@@ -381,12 +428,20 @@ class NodeStore:
             return out
         for path in paths:
             for row in self._db.execute(
-                "SELECT uri, fingerprint, valid_from FROM nodes "
+                "SELECT uri, fingerprint, valid_from, start_line, end_line FROM nodes "
                 "WHERE resource_id = ? AND path = ? AND is_current = 1",
                 (resource_id, path),
             ):
-                out[row[0]] = (row[1], row[2])
+                out[row[0]] = StoredFingerprint(row[1], row[2], row[3], row[4])
         return out
+
+    def set_fingerprints(self, fingerprints: Iterable[tuple[str, str]]) -> None:
+        """Replace the fingerprints of current nodes, ``(uri, fingerprint)``, in place (no
+        new version: what the node says is the same, only how it is hashed changed)."""
+        self._db.executemany(
+            "UPDATE nodes SET fingerprint = ? WHERE uri = ? AND is_current = 1",
+            [(fingerprint, uri) for uri, fingerprint in fingerprints],
+        )
 
     def get(self, uri: str) -> StoredNode | None:
         """The current version of ``uri``, else its latest retired version; for a revision
