@@ -651,3 +651,25 @@ def test_the_progress_bar_names_the_writing_phase_after_the_files(
     assert shown[0] == "pkg/a.py"
     assert shown[1].startswith("…") and shown[1].endswith("deep/b.py") and len(shown[1]) == 48
     assert shown[2:] == ["resolving names…", "waiting for the graph load…"]
+
+
+def test_index_compact_writes_the_text_index_anew_without_replaced_documents(
+    tmp_path: Path, repo: Path
+) -> None:
+    """`index compact` drops the documents an edit replaced, says what it did, leaves the
+    search answering as before, and has nothing to do a second time."""
+    home = tmp_path / "home"
+    _run(home, "index", str(repo), "--project", "shop")
+    cart = repo / "shop" / "cart.py"
+    cart.write_text("# moved down\n" + cart.read_text())
+    _run(home, "index", str(repo), "--project", "shop")
+    first = json.loads(_run(home, "index", "compact", "--project", "shop", "--json").stdout)
+    assert len(first) == 1 and first[0]["project"] == "shop" and first[0]["compacted"]
+    assert first[0]["replaced"] >= 3  # the module, the class and its method moved
+    found = _run(home, "index", "search", "add item", "--project", "shop", "--json").stdout
+    hits = json.loads(found)["results"]
+    assert hits[0]["name"] == "Cart.add_item" and hits[0]["lines"] == "8-9"
+    again = _run(home, "index", "compact").stdout
+    assert "shop: no replaced document; nothing to do" in again
+    unknown = _run(home, "index", "compact", "--project", "nowhere", check=False)
+    assert unknown.returncode == 2 and "has no index" in unknown.stderr

@@ -254,6 +254,42 @@ def status(app: App, project: str | None, as_json: bool) -> None:
     emit_table(rows, columns, empty="No indexes yet: run `cleveragents index PATH`.")
 
 
+@index.command("compact")
+@click.option("--project", "project", default=None, help="Only this project (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@pass_app
+def compact(app: App, project: str | None, as_json: bool) -> None:
+    """Write text indexes anew from their node stores, dropping replaced documents.
+
+    Tantivy counts a replaced document in BM25's document frequencies until a merge drops
+    it, so after many edits scores drift from a cold index's; a refresh writes the text
+    index anew past a share of them, this at once. The old index answers until the end.
+    """
+    from cleveragents_acms.indexing.runner import service_for
+
+    service = service_for(app)
+    projects = sorted({m.project_name for m in service.list_indexes(project)})
+    if project and not projects:
+        raise click.UsageError(f"project {project!r} has no index: run `cleveragents index`")
+    results = []
+    for name in projects:
+        done = service.compact_text(name)
+        written, replaced = (done[0], done[1]) if done else (0, 0)
+        results.append(
+            {"project": name, "written": written, "replaced": replaced, "compacted": bool(done)}
+        )
+        if not as_json:
+            click.echo(
+                f"{name}: {written} documents written anew, {replaced} replaced ones dropped"
+                if done
+                else f"{name}: no replaced document; nothing to do"
+            )
+    if as_json:
+        emit_json(results)
+    elif not projects:
+        click.echo("No indexes yet: run `cleveragents index PATH`.")
+
+
 _BEHIND = "behind: run `cleveragents index`"
 
 _PROJECT_HELP = "Project (default: the one holding the cwd, or the only one)."

@@ -115,23 +115,44 @@ def _compact_text(index: ProjectIndex, run: IndexRun) -> None:
     """Write the project's text index anew from the node store's current nodes when the
     documents it replaced weigh too much in its term statistics (BM25's weights drift
     from a cold index's); the old index serves until the commit."""
+    skew = _text_skew(index, _MAX_REPLACED_SHARE)
+    if skew is None:
+        return
+    with _phase(run, "text-compact"):
+        written = _write_text_anew(index)
+    replaced, live = skew
+    run.rebuilt.append(
+        f"text: {written} documents written anew from the node store, as {replaced} "
+        f"replaced ones still weighed in its term statistics (against {live} live ones)"
+    )
+
+
+def _text_skew(index: ProjectIndex, max_share: float) -> tuple[int, int] | None:
+    """``(replaced, live)`` documents of the text index when the replaced ones pass
+    ``max_share`` of the live ones; None otherwise, or when its backend cannot say."""
     text = index.text
     if text is None or not (hasattr(text, "replaced_count") and hasattr(text, "clear")):
-        return
+        return None
     replaced, live = text.replaced_count(), text.count()
-    if replaced <= live * _MAX_REPLACED_SHARE:
-        return
+    return (replaced, live) if replaced and replaced > live * max_share else None
+
+
+def _write_text_anew(index: ProjectIndex) -> int:
+    """Empty the text index and write the node store's current nodes into it, in one
+    commit; returns the documents written."""
+    text = index.text
+    assert text is not None and hasattr(text, "clear")
     written = 0
-    with _phase(run, "text-compact"):
+    try:
         text.clear()
         for resource in index.nodes.current_resources():
             for nodes in index.nodes.iter_current_files(resource):
                 written += text.add_nodes(nodes)
         text.commit()
-    run.rebuilt.append(
-        f"text: {written} documents written anew from the node store, as {replaced} "
-        f"replaced ones still weighed in its term statistics (against {live} live ones)"
-    )
+    except BaseException:
+        text.rollback()
+        raise
+    return written
 
 
 def _rewrite_changed_documents(
@@ -315,6 +336,18 @@ class RepoIndexingService:
             _ON_PHASE.reset(listening)
         run.seconds = round(time.perf_counter() - started, 3)
         return RepoIndex(metadata, files, run)
+
+    def compact_text(self, project: str) -> tuple[int, int, int] | None:
+        """Write ``project``'s text index anew from its node store if it holds any replaced
+        document (which Tantivy counts in BM25's document frequencies until a merge):
+        ``(written, replaced, live)``, or None when there was none. A refresh does this
+        itself past a share of replaced documents; this does it at once."""
+        index = ProjectIndex.open(project, self.registry, self.config, create=False)
+        try:
+            skew = _text_skew(index, 0.0)
+            return None if skew is None else (_write_text_anew(index), *skew)
+        finally:
+            index.close()
 
     def refresh_index(self, resource_id: str, root_path: str | Path, **kwargs: Any) -> RepoIndex:
         """Re-analyse only what changed since the last run (same options as index_resource)."""
