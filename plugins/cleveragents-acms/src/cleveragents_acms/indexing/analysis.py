@@ -171,7 +171,8 @@ class FileAnalysis:
     #: ... and the name of that embedder.
     vectors_from: str | None = None
     #: Node URI -> what the node store keeps of it (``store.node_blobs``: the renderings
-    #: compressed, the properties, the fingerprint's hash of all but the edges), when
+    #: compressed, the properties, the fingerprint's hash of all but the edges, and the
+    #: line-count-only hash that fingerprints of earlier versions were made from), when
     #: computed in a worker.
     store_blobs: dict[str, tuple[bytes, str, bytes, bytes]] = field(default_factory=dict)
 

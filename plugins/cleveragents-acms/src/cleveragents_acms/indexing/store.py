@@ -131,6 +131,8 @@ def _placed(node: UKONode, span: bytes) -> bytes:
 
 
 def _edges_digest(node: UKONode, seed: bytes = b"") -> hashlib.blake2b:
+    """The hash of a node's edges, started from ``seed`` (the fingerprint's second half;
+    with a span digest as seed, a whole fingerprint of the earlier kind)."""
     digest = hashlib.blake2b(seed, digest_size=16)
     for predicate, target in sorted(node.edges):
         digest.update(f"{predicate}\0{target}\0".encode())
