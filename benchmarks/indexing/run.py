@@ -16,6 +16,10 @@ about 6,800 files. It measures, in one run:
 * cold full index (files/s, peak RSS, index size on disk),
 * warm refresh with no change, and refresh after one changed file (five files, one at
   a time: the median and each time),
+* refresh after a line is added at the top of each of the 118 files of Django's
+  ``django/db`` (every node in them moves and is revised), then after it is taken out
+  again: seconds, milliseconds per revised node, and how long a reader then takes to
+  open the graph store (``refresh_header_added``, ``refresh_header_removed``),
 * text query latency p50/p95 through the Tantivy backend, beside ripgrep
   (`rg -l -F WORD corpus`, install with `apt-get install ripgrep`) on the same
   corpus with the same words,
@@ -326,6 +330,8 @@ def main() -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="ca-bench-"))
     host, database, service = open_service(work, without_vectors=args.without_vectors)
+    import pyoxigraph
+
     from cleveragents.config import load_config
     from cleveragents_acms.indexing.project_index import ProjectIndex
 
@@ -405,6 +411,33 @@ def main() -> None:
                 "seconds": round(time.perf_counter() - start, 3),
                 "files_analysed": done.run.files_analyzed if done.run else None,
                 "files_dependent": done.run.files_dependent if done.run else None,
+            }
+
+    # A line added at the top of every file of a package moves every node in them: each
+    # is revised (its lines changed), in the node store, the text index and the graph.
+    # Then how long a reader (an assembly) takes to open the graph store: it replays
+    # whatever write-ahead log the refresh left.
+    package = root / "Django-5.1.4" / "django" / "db"
+    if package.is_dir():
+        originals = {p: p.read_bytes() for p in sorted(package.rglob("*.py"))}
+        for step in ("header_added", "header_removed"):
+            for path, data in originals.items():
+                header = b"# a line added above\n" if step == "header_added" else b""
+                path.write_bytes(header + data)
+            start = time.perf_counter()
+            done = service.refresh_index(RESOURCE_ID, root, max_total_size=NO_LIMIT)
+            seconds = time.perf_counter() - start
+            revised = done.run.nodes_revised if done.run else 0
+            start = time.perf_counter()
+            for store in (work / "home" / "index" / "graph").glob("*/store"):
+                pyoxigraph.Store.read_only(str(store))  # opened and dropped: the replay
+            results[f"refresh_{step}"] = {
+                "seconds": round(seconds, 3),
+                "files_analysed": done.run.files_analyzed if done.run else None,
+                "nodes_revised": revised,
+                "ms_per_revised_node": round(1000 * seconds / revised, 2) if revised else None,
+                "graph_phase_s": (done.run.phases or {}).get("graph") if done.run else None,
+                "reader_open_graph_s": round(time.perf_counter() - start, 3),
             }
 
     # Query words: identifiers sampled from the corpus (fixed seed).

@@ -433,6 +433,110 @@ def test_add_nodes_revises_an_already_current_node(backend: OxigraphGraphBackend
     assert signatures == ["def f(a, b, c)"]
 
 
+def _every_quad(backend: OxigraphGraphBackend) -> set[str]:
+    return {str(q) for q in backend.store.quads_for_pattern(None, None, None, None)}
+
+
+def _moved_and_changed(lines: int) -> list[UKONode]:
+    """m.py's module, ``f`` moved down by ``lines`` lines and ``g`` with a new signature."""
+    return [
+        module(RES_A, "m.py"),
+        function(RES_A, "m.py", "f", lines=(2 + lines, 9 + lines)),
+        function(RES_A, "m.py", "g", signature="def g(x)", lines=(12, 14)),
+    ]
+
+
+def test_add_nodes_revises_as_retiring_then_adding_did(tmp_path: Path) -> None:
+    """A revision by ``add_nodes`` keeps the triples that did not change where they are
+    and writes only the others; the graph ends up as it did when every triple of the
+    old version was taken out and the new version's all put in."""
+    stores = [OxigraphGraphBackend(tmp_path / name) for name in ("revised", "retired")]
+    revised, retired = stores
+    try:
+        for backend in stores:
+            backend.add_nodes(
+                [*_moved_and_changed(0), function(RES_A, "m.py", "gone")], valid_from=T1
+            )
+        nodes = _moved_and_changed(3)
+        revised.add_nodes(nodes, valid_from=T2)
+        revised.retire([node_uri(RES_A, "m.py", "gone")], valid_until=T2)
+        uris = [n.uri for n in nodes]
+        retired.retire(
+            [node_uri(RES_A, "m.py", "gone"), *uris], valid_until=T2, successor_uris=set(uris)
+        )
+        retired.add_nodes(nodes, valid_from=T2)
+        assert _every_quad(revised) == _every_quad(retired)
+        f = node_uri(RES_A, "m.py", "f")
+        assert (f, UKO + "sourceRange", "5:1-12:0") in revised.get_triples(f).triples
+    finally:
+        for backend in stores:
+            backend.close()
+
+
+class _StoreFailingUpdates:
+    """A store whose SPARQL updates fail: a run stopped in the middle of a revision."""
+
+    def __init__(self, store: ox.Store) -> None:
+        self._store = store
+
+    def update(self, query: str) -> None:
+        raise OSError("stopped")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+def test_a_revision_stopped_midway_leaves_the_current_version_and_is_redone(
+    backend: OxigraphGraphBackend,
+) -> None:
+    """The copies into history go in first, on their own: stopped before the current
+    graph changes, the current version is as it was and no query at a time sees the
+    unfinished copy; the run that redoes it ends the version once."""
+    backend.add_nodes(_moved_and_changed(0), valid_from=T1)
+    f = node_uri(RES_A, "m.py", "f")
+    before = sorted(backend.get_triples(f).triples)
+    store = backend.store
+    backend._store = _StoreFailingUpdates(store)  # type: ignore[assignment]
+    with pytest.raises(OSError, match="stopped"):
+        backend.add_nodes(_moved_and_changed(3), valid_from=T2)
+    backend._store = store
+    assert sorted(backend.get_triples(f).triples) == before
+    scope = frozenset({RES_A})
+    at_t2 = backend.query_at_time(T2, scope).triples
+    assert sorted(t for t in at_t2 if t[0] == f) == sorted(
+        t for t in backend.query_at_time(T1, scope).triples if t[0] == f
+    )
+    backend.add_nodes(_moved_and_changed(3), valid_from=T3)
+    ends = backend.select(
+        "SELECT ?until WHERE { ?old uko:validUntil ?until }",
+        scope=scope,
+        include_history=True,
+    )
+    assert sorted(r["until"] for r in ends) == ["2026-01-20T00:00:00Z"] * 3
+    assert (f, UKO + "sourceRange", "5:1-12:0") in backend.get_triples(f).triples
+
+
+def test_closing_flushes_a_large_log_so_readers_need_not_replay_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each process that opens the store replays its write-ahead log; past the limit, a
+    writer's close writes the log into the store's files, leaving an empty one."""
+    import cleveragents_acms.backends.graph as graph_module
+
+    location = tmp_path / "graph"
+    for limit, flushed in ((1 << 40, False), (0, True)):
+        monkeypatch.setattr(graph_module, "_FLUSH_LOG_BYTES", limit)
+        backend = OxigraphGraphBackend(location)
+        backend.add_nodes(_moved_and_changed(limit and 1), valid_from=T2 if limit else T3)
+        assert graph_module._log_bytes(location) > 0
+        backend.close()
+        assert (graph_module._log_bytes(location) == 0) is flushed
+    reader = OxigraphGraphBackend(location, read_only=True)
+    f = node_uri(RES_A, "m.py", "f")
+    assert (f, UKO + "sourceRange", "2:1-9:0") in reader.get_triples(f).triples
+    reader.close()
+
+
 def test_retire_with_a_renamed_successor(backend: OxigraphGraphBackend) -> None:
     """A successor under another URI points to the retired version."""
     old, new = function(RES_A, "m.py", "old_name"), function(RES_A, "m.py", "new_name")

@@ -17,11 +17,13 @@ import pytest
 
 import cleveragents
 from cleveragents.config import load_config
+from cleveragents.models.uko import node_uri
 from cleveragents.plugins import PluginHost
 from cleveragents.storage.database import Database
 from cleveragents_acms.indexing.models import IndexRun
 from cleveragents_acms.indexing.project_index import ProjectIndex
 from cleveragents_acms.indexing.service import RepoIndexingService
+from cleveragents_acms.ontology.namespaces import UKO
 
 CORE_SOURCES = Path(cleveragents.__file__).parent
 RESOURCE_A = "01JA0000000000000000000000"
@@ -946,6 +948,40 @@ def test_revision_chain_and_removed_files(service: RepoIndexingService, corpus: 
             before - timedelta(microseconds=1), frozenset({RESOURCE_A})
         )
         assert graph.triples
+    finally:
+        index.close()
+
+
+def test_a_class_s_earlier_version_still_contains_the_method_a_refresh_removed(
+    service: RepoIndexingService, tmp_path: Path
+) -> None:
+    """The refresh revises the class (its lines moved) before it retires the removed
+    method: the class's version in history still contains it, as the graph stood."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    source = (
+        "class Shape:\n    def area(self):\n        return 0\n\n"
+        "    def gone(self):\n        return 1\n"
+    )
+    (root / "shapes.py").write_text(source)
+    service.index_resource(RESOURCE_A, root, project="demo")
+    before = datetime.now(UTC)
+    (root / "shapes.py").write_text("# moved\n" + source.split("\n    def gone")[0] + "\n")
+    run = service.refresh_index(RESOURCE_A, root).run
+    assert run is not None and run.nodes_revised >= 2 and run.nodes_retired == 1
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        shape, gone = (node_uri(RESOURCE_A, "shapes.py", name) for name in ("Shape", "Shape.gone"))
+        contains = UKO + "contains"
+        now = set(index.graph.get_triples(shape).triples)
+        assert (shape, contains, node_uri(RESOURCE_A, "shapes.py", "Shape.area")) in now
+        assert (shape, contains, gone) not in now
+        then = index.graph.query_at_time(
+            before - timedelta(microseconds=1), frozenset({RESOURCE_A})
+        )
+        assert (shape, contains, gone) in then.triples
+        assert (shape, UKO + "sourceRange", "1:1-6:0") in then.triples
+        assert (shape, UKO + "sourceRange", "2:1-4:0") in now
     finally:
         index.close()
 

@@ -761,7 +761,6 @@ class RepoIndexingService:
                         resource_id,
                         inserts,
                         retired,
-                        revised_uris,
                         _parse(valid_from),
                         committed=index.nodes.has_resource(resource_id),
                     )
@@ -836,12 +835,12 @@ class RepoIndexingService:
         resource_id: str,
         inserts: Sequence[tuple[UKONode, str, str | None]],
         retired: Sequence[str],
-        revised: Sequence[str],
         valid_from: datetime,
         *,
         committed: bool = True,
     ) -> Any | None:
-        """Retire, then add the new versions; a big load goes on in a child process.
+        """Add the new versions (revising those of ``inserts`` already current), then
+        retire the nodes that went; a big load goes on in a child process.
 
         ``committed`` says whether the node store holds any version of the resource.
         Returns the background load to finish before committing, if one was started.
@@ -855,8 +854,6 @@ class RepoIndexingService:
         # current version; any other run keeps it, so a store left ahead of the node
         # store by a crash is repaired, not duplicated.
         fresh = not graph.has_resource(resource_id)
-        if retired or revised:
-            graph.retire([*retired, *revised], valid_until=valid_from, successor_uris=set(revised))
         versions = [n for n, _, _ in inserts]
         loader = (
             graph.load_in_background()
@@ -870,7 +867,12 @@ class RepoIndexingService:
             if loader is not None:
                 loader.add_nodes(batch, valid_from=valid_from)
             else:
+                # Revises the nodes of ``revised``: their URIs are current.
                 graph.add_nodes(batch, valid_from=valid_from, fresh=fresh)
+        if retired and not fresh:
+            # After the revisions: a parent's old version still contains its children
+            # that go, in history.
+            graph.retire(retired, valid_until=valid_from)
         return loader
 
     def _record_files(
