@@ -446,11 +446,16 @@ def _moved_and_changed(lines: int) -> list[UKONode]:
     ]
 
 
-def test_add_nodes_revises_as_retiring_then_adding_did(tmp_path: Path) -> None:
+@pytest.mark.parametrize("bulk_threshold", [20_000, 1])
+def test_add_nodes_revises_as_retiring_then_adding_did(tmp_path: Path, bulk_threshold: int) -> None:
     """A revision by ``add_nodes`` keeps the triples that did not change where they are
     and writes only the others; the graph ends up as it did when every triple of the
-    old version was taken out and the new version's all put in."""
-    stores = [OxigraphGraphBackend(tmp_path / name) for name in ("revised", "retired")]
+    old version was taken out and the new version's all put in (big batches of copies
+    into history go through the bulk loader: ``bulk_threshold=1`` sends every one)."""
+    stores = [
+        OxigraphGraphBackend(tmp_path / name, bulk_threshold=bulk_threshold)
+        for name in ("revised", "retired")
+    ]
     revised, retired = stores
     try:
         for backend in stores:

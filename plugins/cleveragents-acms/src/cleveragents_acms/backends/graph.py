@@ -388,11 +388,14 @@ class OxigraphGraphBackend:
         end those versions in one transaction (a SPARQL update).
 
         The copies go first, on their own (adding them directly costs half what a
-        SPARQL update does): a run stopped between the two leaves the current graphs
-        as they were, and versions without ``validUntil`` that no query at a time
-        takes; the run that redoes the change writes the same copies again.
+        SPARQL update does, and a batch of ``bulk_threshold`` or more goes through the
+        bulk loader): a run stopped between the two leaves the current graphs as they
+        were, and versions without ``validUntil`` that no query at a time takes; the
+        run that redoes the change writes the same copies again.
         """
-        if moves.copies:
+        if len(moves.copies) >= self._bulk_threshold:
+            self.store.bulk_extend(moves.copies)
+        elif moves.copies:
             self.store.extend(moves.copies)
         inserts, deletes = moves.inserts, moves.deletes
         if not inserts and not deletes:
