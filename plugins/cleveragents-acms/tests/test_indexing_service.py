@@ -1029,6 +1029,57 @@ def test_interrupt_keeps_previous_index_usable(service: RepoIndexingService, cor
     )
 
 
+def test_a_refresh_stopped_inside_a_graph_revision_is_completed_by_the_next(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the old versions were copied into history but before the current
+    graph changed: the next refresh ends each old version once, and the graph is what
+    an uninterrupted refresh gives."""
+    from cleveragents_acms.backends.graph import OxigraphGraphBackend
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    source = "def first():\n    return 1\n\n\ndef second():\n    return first()\n"
+    (root / "m.py").write_text(source)
+    service.index_resource(RESOURCE_A, root, project="demo")
+    before = datetime.now(UTC)
+    (root / "m.py").write_text("import os\n" + source)
+    apply = OxigraphGraphBackend._apply
+
+    def stopped(self: OxigraphGraphBackend, moves: Any) -> None:
+        if moves.copies:
+            self.store.extend(moves.copies)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(OxigraphGraphBackend, "_apply", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh_index(RESOURCE_A, root)
+    monkeypatch.setattr(OxigraphGraphBackend, "_apply", apply)
+    run = service.refresh_index(RESOURCE_A, root).run
+    assert run is not None and run.nodes_revised >= 2
+    first = node_uri(RESOURCE_A, "m.py", "first")
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        now = set(index.graph.get_triples(first).triples)
+        assert (first, UKO + "sourceRange", "2:1-3:0") in now
+        assert (first, UKO + "sourceRange", "1:1-2:0") not in now
+        ends = index.graph.select(
+            f"SELECT ?until WHERE {{ ?old <http://purl.org/dc/terms/isVersionOf> <{first}> ; "
+            "uko:validUntil ?until }",
+            scope=frozenset({RESOURCE_A}),
+            include_history=True,
+        )
+        assert len(ends) == 1
+        then = index.graph.query_at_time(before, frozenset({RESOURCE_A})).triples
+        assert (first, UKO + "sourceRange", "1:1-2:0") in then
+        bookkeeping = {UKO + "isRevisionOf", UKO + "isCurrent"}
+        assert sorted(p for s, p, _ in then if s == first) == sorted(
+            p for s, p, _ in now if s == first and p not in bookkeeping
+        )
+    finally:
+        index.close()
+
+
 def test_files_changing_during_a_run_are_caught_up_by_the_next(
     service: RepoIndexingService, corpus: Path
 ) -> None:
