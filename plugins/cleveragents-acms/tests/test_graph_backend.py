@@ -463,9 +463,10 @@ def test_add_nodes_revises_as_retiring_then_adding_did(tmp_path: Path, bulk_thre
                 [*_moved_and_changed(0), function(RES_A, "m.py", "gone")], valid_from=T1
             )
         nodes = _moved_and_changed(3)
+        uris = [n.uri for n in nodes]
+        nodes.append(function(RES_A, "m.py", "new", lines=(16, 18)))  # in the same batch
         revised.add_nodes(nodes, valid_from=T2)
         revised.retire([node_uri(RES_A, "m.py", "gone")], valid_until=T2)
-        uris = [n.uri for n in nodes]
         retired.retire(
             [node_uri(RES_A, "m.py", "gone"), *uris], valid_until=T2, successor_uris=set(uris)
         )
@@ -473,6 +474,8 @@ def test_add_nodes_revises_as_retiring_then_adding_did(tmp_path: Path, bulk_thre
         assert _every_quad(revised) == _every_quad(retired)
         f = node_uri(RES_A, "m.py", "f")
         assert (f, UKO + "sourceRange", "5:1-12:0") in revised.get_triples(f).triples
+        added = node_uri(RES_A, "m.py", "new")
+        assert (added, UKO + "sourceRange", "16:1-18:0") in revised.get_triples(added).triples
     finally:
         for backend in stores:
             backend.close()

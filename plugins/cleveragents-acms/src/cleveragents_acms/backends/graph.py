@@ -211,14 +211,18 @@ class OxigraphGraphBackend:
         stamp = _lexical(valid_from)
         nodes = list(nodes)
         with self._lock:
-            parts: list[str] = []
-            count = _TriGWriter(stamp, parts).write(nodes)
             revised = [] if fresh else self._revised_uris(nodes, stamp)
+            count = 0
             if revised:
-                self._revise("".join(parts), revised, stamp)
-            else:
-                self._load_trig("".join(parts), count)
-        return count
+                # The revised go through a transaction of their own; the new ones load
+                # as usual (in bulk, for a big batch).
+                known = set(revised)
+                count = self._revise([n for n in nodes if n.uri in known], revised, stamp)
+                nodes = [n for n in nodes if n.uri not in known]
+            parts: list[str] = []
+            added = _TriGWriter(stamp, parts).write(nodes)
+            self._load_trig("".join(parts), added)
+        return count + added
 
     def node_trig(self, nodes: Iterable[UKONode], valid_from: datetime, out: list[str]) -> int:
         """Append the TriG text of the current version of ``nodes`` to ``out``; returns the
@@ -268,8 +272,9 @@ class OxigraphGraphBackend:
             store.remove(quad)
         return revise
 
-    def _revise(self, trig: str, revised: list[str], stamp: str) -> None:
-        """Write the nodes of ``trig``, revising the current versions of ``revised``.
+    def _revise(self, nodes: list[UKONode], revised: list[str], stamp: str) -> int:
+        """Write ``nodes``, revising the current versions of ``revised`` (their URIs);
+        returns the number of triples of the new versions.
 
         Each old version is copied into history whole, but the current graph only
         loses the triples the new version no longer has and gains the ones it adds:
@@ -277,7 +282,9 @@ class OxigraphGraphBackend:
         ``sourceRange`` and ``validFrom`` change. Deleting and adding every triple
         wrote twice as many.
         """
-        data = trig.encode("utf-8", "replace")
+        parts: list[str] = []
+        count = _TriGWriter(stamp, parts).write(nodes)
+        data = "".join(parts).encode("utf-8", "replace")
         new = list(ox.parse(input=data, format=ox.RdfFormat.TRIG, lenient=True))
         targets = {ox.NamedNode(uri) for uri in revised}
         new_of: dict[str, set[ox.Quad]] = {uri: set() for uri in revised}
@@ -291,6 +298,7 @@ class OxigraphGraphBackend:
             self._retire_one(uri, until, uri, moves, keep=new_of[uri], kept=kept)
         moves.inserts.extend(q for q in new if q not in kept)
         self._apply(moves)
+        return count
 
     def _load_trig(self, text: str, count: int) -> None:
         if not count:
