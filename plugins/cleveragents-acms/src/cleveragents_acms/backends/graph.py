@@ -217,7 +217,7 @@ class OxigraphGraphBackend:
                 # The revised go through a transaction of their own; the new ones load
                 # as usual (in bulk, for a big batch).
                 known = set(revised)
-                count = self._revise([n for n in nodes if n.uri in known], revised, stamp)
+                count = self._revise([n for n in nodes if n.uri in known], stamp)
                 nodes = [n for n in nodes if n.uri not in known]
             parts: list[str] = []
             added = _TriGWriter(stamp, parts).write(nodes)
@@ -272,9 +272,9 @@ class OxigraphGraphBackend:
             store.remove(quad)
         return revise
 
-    def _revise(self, nodes: list[UKONode], revised: list[str], stamp: str) -> int:
-        """Write ``nodes``, revising the current versions of ``revised`` (their URIs);
-        returns the number of triples of the new versions.
+    def _revise(self, nodes: list[UKONode], stamp: str) -> int:
+        """Write ``nodes``, each a new version of a current one; returns the number of
+        triples of the new versions.
 
         Each old version is copied into history whole, but the current graph only
         loses the triples the new version no longer has and gains the ones it adds:
@@ -282,10 +282,12 @@ class OxigraphGraphBackend:
         ``sourceRange`` and ``validFrom`` change. Deleting and adding every triple
         wrote twice as many.
         """
+        # The TriG writer is what says which triples a node has: its text, parsed back.
         parts: list[str] = []
         count = _TriGWriter(stamp, parts).write(nodes)
         data = "".join(parts).encode("utf-8", "replace")
         new = list(ox.parse(input=data, format=ox.RdfFormat.TRIG, lenient=True))
+        revised = list(dict.fromkeys(n.uri for n in nodes))
         targets = {ox.NamedNode(uri) for uri in revised}
         new_of: dict[str, set[ox.Quad]] = {uri: set() for uri in revised}
         for quad in new:

@@ -867,7 +867,7 @@ class RepoIndexingService:
             if loader is not None:
                 loader.add_nodes(batch, valid_from=valid_from)
             else:
-                # Revises the nodes of ``revised``: their URIs are current.
+                # A node whose URI is current (revised) gets its new version there.
                 graph.add_nodes(batch, valid_from=valid_from, fresh=fresh)
         if retired and not fresh:
             # After the revisions: a parent's old version still contains its children
