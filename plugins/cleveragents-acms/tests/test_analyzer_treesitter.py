@@ -223,9 +223,12 @@ def test_typescript_overload_signatures_are_marked() -> None:
 
 
 def test_tsx_components() -> None:
-    """``.tsx`` files parse with the TSX grammar (JSX inside TypeScript)."""
+    """``.tsx`` files parse with the TSX grammar (JSX inside TypeScript); a component
+    rendered in JSX (``<Button …/>``, ``<Icons.Star>``) is a dependency as a call is, an
+    element of the platform (``<button>``) none."""
     source = """\
     import React from "react";
+    import * as Icons from "./icons";
 
     /** A button. */
     export function Button({ label }: { label: string }): JSX.Element {
@@ -233,11 +236,26 @@ def test_tsx_components() -> None:
     }
 
     function track(what: string) {}
+
+    export function Toolbar() {
+      return <div><Button label="a" /><Icons.Star>b</Icons.Star></div>;
+    }
     """
     rel = "web/Button.tsx"
     nodes = nodes_of(TypeScriptAnalyzer(), rel, source)
     assert nodes["Button"].properties["docstring"] == "A button."
     assert ("uko:dependsOn", uri(rel, "track")) in nodes["Button"].edges
+    assert [t for _, t in nodes["Toolbar"].edges] == [
+        uri(rel, "Button"),
+        "symbol:web.icons.Star",
+    ]
+    jsx = nodes_of(
+        JavaScriptAnalyzer(),
+        "web/app.jsx",
+        "function App() { return <Toolbar />; }\nfunction Toolbar() { return <p />; }\n",
+    )
+    assert jsx["App"].edges == [("uko:dependsOn", uri("web/app.jsx", "Toolbar"))]
+    assert jsx["Toolbar"].edges == []
 
 
 def test_javascript_esm_and_commonjs() -> None:
@@ -480,6 +498,130 @@ def test_a_go_call_to_another_file_of_the_package_is_resolved() -> None:
     assert sorted(caller.edges) == [
         ("uko:dependsOn", uri("cobra/cobra.go", "Command.Name")),
         ("uko:dependsOn", uri("cobra/cobra.go", "ld")),
+    ]
+
+
+def test_go_embedded_types_are_bases_whose_methods_are_promoted() -> None:
+    """A struct's embedded field is named by its type, and the struct inherits from the
+    type (``uko-oo:inheritsFrom``, ``uko:dependsOn``), as an interface does from the
+    interfaces it embeds, which its renderings list. A call on the receiver that the
+    struct does not declare reaches the embedded type's method: this file's at once,
+    through the file's embedded types depth by depth; another file's as a guess of the
+    package; an imported type's only when it is the one type embedded; on a variable of
+    the struct's type too. ``s.Base.Title()`` goes through the embedded field."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    rel = "srv/server.go"
+    nodes = nodes_of(
+        GoAnalyzer(),
+        rel,
+        """\
+        package srv
+
+        import (
+            "io"
+            "sync"
+        )
+
+        type inner struct{ sync.Mutex }
+
+        func (i *inner) Reset() {}
+
+        func (i *inner) Guard() { i.Lock() }
+
+        type outer struct {
+            *inner
+        }
+
+        // Server serves.
+        type Server struct {
+            outer
+            Base
+            port int
+        }
+
+        // ReadCloser reads and closes.
+        type ReadCloser interface {
+            io.Reader
+            Closer
+            Flush() error
+        }
+
+        func (s *Server) Start() {
+            s.Reset()
+            s.Name()
+            s.Base.Title()
+        }
+
+        func Run(srv *Server) { srv.Reset() }
+        """,
+    )
+    assert {"Server.outer", "Server.Base", "Server.port", "outer.inner", "inner.Mutex"} <= set(
+        nodes
+    )
+    inherits = "uko-oo:inheritsFrom"
+    server, reader = nodes["Server"], nodes["ReadCloser"]
+    assert [t for r, t in server.edges if r == inherits] == [
+        uri(rel, "outer"),
+        "symbol:go:srv.Base",
+    ]
+    assert ("uko:dependsOn", uri(rel, "outer")) in server.edges
+    assert [t for r, t in reader.edges if r == inherits] == [
+        "symbol:io.Reader",
+        "symbol:go:srv.Closer",
+    ]
+    assert nodes["ReadCloser"].renderings[DEPTH_SIGNATURES].split("\n")[1:4] == [
+        "type ReadCloser interface {",
+        "    io.Reader",
+        "    Closer",
+    ]
+    assert "io.Reader, Closer, Flush" in reader.renderings[2]
+    assert [t for _, t in nodes["Server.Start"].edges] == [
+        # s.Reset(): Server's own in another file, Base's, or (found) outer's inner's
+        "symbol:go:srv.Server.Reset",
+        "symbol:go:srv.Base.Reset",
+        uri(rel, "inner.Reset"),
+        # s.Name(): none of this file's declares it; sync.Mutex is not the one embedded
+        "symbol:go:srv.Server.Name",
+        "symbol:go:srv.Base.Name",
+        "symbol:go:srv.Base.Title",
+    ]
+    assert [t for _, t in nodes["Run"].edges] == [
+        "symbol:go:srv.Server.Reset",
+        "symbol:go:srv.Base.Reset",
+        uri(rel, "inner.Reset"),
+    ]
+    assert [t for _, t in nodes["inner.Guard"].edges] == [
+        "symbol:go:srv.inner.Lock",
+        "symbol:sync.Mutex.Lock",
+    ]
+
+    other = "srv/base.go"
+    base = nodes_of(
+        GoAnalyzer(),
+        other,
+        """\
+        package srv
+
+        type Base struct{ name string }
+
+        func (b *Base) Name() string { return b.name }
+
+        func (b *Base) Title() string { return b.name }
+
+        type Closer interface{ Close() error }
+        """,
+    )
+    resolve_edges(list(nodes.values()), list(base.values()))
+    assert [t for r, t in server.edges if r == inherits] == [uri(rel, "outer"), uri(other, "Base")]
+    assert [t for r, t in reader.edges if r == inherits] == [
+        "symbol:io.Reader",
+        uri(other, "Closer"),
+    ]
+    assert [t for _, t in nodes["Server.Start"].edges] == [
+        uri(rel, "inner.Reset"),
+        uri(other, "Base.Name"),
+        uri(other, "Base.Title"),
     ]
 
 
@@ -804,6 +946,37 @@ def test_a_java_class_of_the_same_package_is_resolved_without_an_import() -> Non
     ]
 
 
+def test_a_java_method_reference_is_a_call() -> None:
+    """``Item::name``, ``this::keep``, ``Helper::clean`` and ``Item::new`` passed to a
+    stream are calls made later: edges as the calls would have."""
+    rel = "src/app/Svc.java"
+    nodes = nodes_of(
+        JavaAnalyzer(),
+        rel,
+        """\
+        package app;
+
+        import java.util.List;
+
+        public class Svc {
+            List<String> names(List<Item> items) {
+                return items.stream().map(Item::name).filter(this::keep)
+                    .map(Helper::clean).map(Item::new).toList();
+            }
+
+            boolean keep(String s) { return true; }
+        }
+        """,
+    )
+    assert [t for _, t in nodes["Svc.names"].edges] == [
+        "symbol:java.util.List.stream",
+        "symbol:java:app.Item.name",
+        uri(rel, "Svc.keep"),
+        "symbol:java:app.Helper.clean",
+        "symbol:java:app.Item",
+    ]
+
+
 def test_rust_paths_from_the_crate_root_are_resolved() -> None:
     """``use crate::parser::features::suggestions``, ``mod helpers;`` and calls through
     them name files of the crate: ``src/`` is its root, ``mod.rs`` its folder's module."""
@@ -937,6 +1110,83 @@ def test_rust_items_impls_traits_and_docs() -> None:
         ("uko:dependsOn", "symbol:crate.units.Meters"),
         ("uko:dependsOn", "symbol:crate.units.convert"),
     ]
+
+
+def test_rust_macros_are_dependencies_and_their_arguments_calls() -> None:
+    """A macro invocation depends on the macro: this file's ``macro_rules!``, else
+    ``symbol:macro:<name>`` (which one macro of the resource answers), none for the
+    standard library's; at the top level, the module does. tree-sitter leaves a macro's
+    arguments a flat token tree: the calls and macros in it are read from the tokens
+    (members of anything but a path left out), and a ``macro_rules!`` depends on what its
+    expansions call. A call by a path from the crate's root or the module
+    (``crate::``, ``self::``, ``super::``) is named so for the indexer."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    rel = "src/calc.rs"
+    nodes = nodes_of(
+        RustAnalyzer(),
+        rel,
+        """\
+        use crate::shapes::area;
+
+        macro_rules! twice {
+            ($x:expr) => { $crate::shapes::double($x) + local!(1) };
+        }
+
+        make_point!(Point);
+
+        pub struct Acc { total: i32 }
+
+        impl Acc {
+            pub fn show(&self, items: &[i32]) -> String {
+                assert_eq!(self.sum(items), area(2), "{}", items[0].pow(2));
+                let v = vec![crate::shapes::area(1), helper(3), Acc::make().total, twice!(2)];
+                debug!("{}", self.total.abs());
+                format!("{:?} {}", v, inner!(parse(self.total)))
+            }
+
+            fn sum(&self, items: &[i32]) -> i32 { items.iter().sum() }
+
+            fn make() -> Acc { Acc { total: 0 } }
+        }
+
+        fn helper(x: i32) -> i32 { self::parse(x) + super::up(x) }
+        fn parse(x: i32) -> i32 {
+            macro_rules! here { () => { 1 }; }
+            x + here!()
+        }
+        """,
+    )
+    assert {t for _, t in nodes["Acc.show"].edges} == {
+        "symbol:crate.shapes.area",  # area(2) through the use, and its full path
+        uri(rel, "twice"),
+        "symbol:macro:debug",
+        "symbol:macro:inner",
+        uri(rel, "Acc.sum"),
+        uri(rel, "helper"),
+        uri(rel, "Acc.make"),
+        uri(rel, "parse"),
+    }
+    assert [t for _, t in nodes["helper"].edges] == ["symbol:self.parse", "symbol:super.up"]
+    assert nodes["parse"].edges == []  # a macro of its own body, like a local closure
+    assert [t for _, t in nodes["twice"].edges] == [
+        "symbol:crate.shapes.double",
+        "symbol:macro:local",
+    ]
+    assert ("uko:dependsOn", "symbol:macro:make_point") in nodes[""].edges
+
+    other = "src/macros.rs"
+    macros = nodes_of(
+        RustAnalyzer(),
+        other,
+        "macro_rules! make_point { ($n:ident) => { pub struct $n; }; }\n"
+        "macro_rules! debug { ($($t:tt)*) => {}; }\n",
+    )
+    again = nodes_of(RustAnalyzer(), "src/more.rs", "macro_rules! debug { () => {}; }\n")
+    resolve_edges(list(nodes.values()), [*macros.values(), *again.values()])
+    assert ("uko:dependsOn", uri(other, "make_point")) in nodes[""].edges
+    # Two macros named ``debug``: which one is meant is not known.
+    assert ("uko:dependsOn", "symbol:macro:debug") in nodes["Acc.show"].edges
 
 
 JAVA = """\

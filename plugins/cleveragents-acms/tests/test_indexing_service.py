@@ -261,6 +261,42 @@ def test_a_go_call_to_a_function_of_its_package_resolves_once_the_function_comes
     assert _current_edges(service, "go", RESOURCE_A)[main][1] == resolved
 
 
+def test_go_embedding_across_files_follows_the_embedded_type_s_changes(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A struct embedding a type another file of the package declares inherits from it,
+    and a call on the receiver reaches the method promoted from it. When that method is
+    renamed the call's edge goes; when it comes back, the embedding file is analysed
+    again though its text did not change, and the edges are a cold index's."""
+    root = tmp_path / "goembed"
+    (root / "srv").mkdir(parents=True)
+    (root / "go.mod").write_text("module example.com/emb\n\ngo 1.21\n")
+    (root / "srv" / "server.go").write_text(
+        "package srv\n\ntype Server struct {\n\t*Base\n\tport int\n}\n\n"
+        "func (s *Server) Start() string { return s.Name() }\n"
+    )
+    base = root / "srv" / "base.go"
+    base.write_text(
+        "package srv\n\ntype Base struct{ name string }\n\n"
+        "func (b *Base) Name() string { return b.name }\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="embed")
+    server = "https://cleveragents.ai/r/R/srv/server.go#Server"
+    defined = "https://cleveragents.ai/r/R/srv/base.go#"
+    edges = _current_edges(service, "embed", RESOURCE_A)
+    assert edges[server][1] == [defined + "Base"] * 2  # inheritsFrom, dependsOn
+    assert edges[server + ".Start"][1] == [defined + "Base.Name"]
+    saved = base.read_text()
+    base.write_text(saved.replace("Name()", "Title()"))
+    _, edges = _refreshed(service, root, "embed")
+    assert edges[server + ".Start"][1] == []
+    base.write_text(saved)
+    run, edges = _refreshed(service, root, "embed")
+    assert run.files_dependent == 1
+    assert edges[server + ".Start"][1] == [defined + "Base.Name"]
+    assert edges == _cold_edges(service, root, "embed", tmp_path / "cold", monkeypatch)
+
+
 def test_a_name_added_to_a_package_sends_only_the_files_that_guessed_it(
     service: RepoIndexingService,
     tmp_path: Path,
@@ -593,6 +629,38 @@ def test_a_call_to_overloaded_java_methods_depends_on_each_overload(
     _, edges = _refreshed(service, root, "overloads")
     assert edges[main][1] == edges[local][1] == [need]
     assert edges == _cold_edges(service, root, "overloads", tmp_path / "cold2", monkeypatch)
+
+
+def test_a_rust_macro_invocation_follows_the_macros_of_its_name(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``square!(x)`` depends on the one ``macro_rules! square`` of the crate, in whatever
+    file. A refresh of the invoking file alone still finds it; a second macro of that
+    name makes the invocation unresolved (which one is meant is not known), and taking
+    it away resolves it again: each time the edges are a cold index's."""
+    root = tmp_path / "crate"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "macros.rs").write_text(
+        "macro_rules! square {\n    ($x:expr) => { $x * $x };\n}\n"
+    )
+    lib = root / "src" / "lib.rs"
+    lib.write_text("#[macro_use]\nmod macros;\n\npub fn area(x: i32) -> i32 { square!(x) }\n")
+    service.index_resource(RESOURCE_A, root, project="macros")
+    area = "https://cleveragents.ai/r/R/src/lib.rs#area"
+    resolved = ["https://cleveragents.ai/r/R/src/macros.rs#square"]
+    assert _current_edges(service, "macros", RESOURCE_A)[area][1] == resolved
+    lib.write_text(lib.read_text().replace("square!(x)", "square!(x) + 1"))
+    run, edges = _refreshed(service, root, "macros")
+    assert run.files_analyzed == 1 and edges[area][1] == resolved
+    other = root / "src" / "other.rs"
+    other.write_text("macro_rules! square {\n    ($x:expr) => { $x };\n}\n")
+    run, edges = _refreshed(service, root, "macros")
+    assert run.files_dependent == 1
+    assert edges[area][1] == ["symbol:macro:square"]
+    assert edges == _cold_edges(service, root, "macros", tmp_path / "cold", monkeypatch)
+    other.unlink()
+    run, edges = _refreshed(service, root, "macros")
+    assert run.files_dependent == 1 and edges[area][1] == resolved
 
 
 def test_rust_paths_resolve_through_self_super_and_re_exports(

@@ -19,9 +19,11 @@ __all__ = [
     "DEFAULT_EXPORT",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
+    "MACRO_KEY",
     "MODULE_EXPORT",
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
+    "RUST_MACRO",
     "NodeFactory",
     "collapse",
     "first_line",
@@ -245,6 +247,12 @@ GUESSED_TARGETS = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
 #: this says which of the package's other files named it.
 PACKAGE_GUESSES = "package_guesses"
+#: What a Rust macro answers to besides its names (``macro:square``): macros have a
+#: namespace of their own, and ``#[macro_export]`` puts them at the crate's root whatever
+#: module defines them, so an invocation (``square!(x)``) names the macro by this alone.
+MACRO_KEY = "macro:"
+#: The UKO type of a Rust ``macro_rules!`` definition's node.
+RUST_MACRO = "uko-rs:Macro"
 #: The property of a JavaScript declaration's members when its file says ``module.exports
 #: = Layer``: ``Layer``, so ``Layer.match`` also answers for ``<module>.match``, what a
 #: call on ``new (require("./layer"))()`` names.

@@ -39,8 +39,10 @@ from cleveragents.models.uko import (
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
     GUESSED_TARGETS,
+    MACRO_KEY,
     MODULE_EXPORT,
     PACKAGE_GUESSES,
+    RUST_MACRO,
     NodeFactory,
     collapse,
     dedupe,
@@ -163,6 +165,15 @@ def _call_query(name: str, spec_name: str) -> Any:
 
     spec = LANGUAGES[spec_name]
     patterns = " ".join(f"({kind} {field}: (_) @callee)" for kind, field in spec.calls)
+    if spec_name == "rust":
+        patterns += " (macro_definition) @macro_rules"
+    elif spec_name == "java":  # ``Item::name``, ``this::keep``: a call made later
+        patterns += " (method_reference) @callee"
+    if name in ("tsx", "javascript"):  # ``<Button …/>`` renders (calls) ``Button``
+        patterns += " ".join(
+            f" ({kind} name: (_) @callee)"
+            for kind in ("jsx_opening_element", "jsx_self_closing_element")
+        )
     return tree_sitter.Query(grammar(name), patterns + _TYPED_VARIABLES.get(spec_name, ""))
 
 
@@ -219,6 +230,9 @@ class _FileBuilder:
         #: Go: a type's container rendering inputs, to add the methods declared later.
         self.go_containers: dict[str, tuple[UKONode, str, str, list[_Member]]] = {}
         self.go_methods: dict[str, list[_Member]] = {}
+        #: Go: the types a struct or interface of the file embeds, as written (``Base``,
+        #: ``http.Handler``): their fields and methods are promoted to it.
+        self.go_embedded: dict[str, list[str]] = {}
         #: Callables declared without a body (TypeScript overload signatures, interface
         #: and trait methods), and the ``(parent, name)`` of those with one.
         self.bodiless: list[UKONode] = []
@@ -229,6 +243,11 @@ class _FileBuilder:
         self.default_export = ""
         #: A class's one base class, by the name the file gives it (``extends Base``).
         self.extends: dict[str, str] = {}
+        #: Rust: the file's ``macro_rules!`` by name (macros have a namespace of their
+        #: own), once an invocation needs them.
+        self.rust_macros: dict[str, UKONode] | None = None
+        #: ... and the names of all its ``macro_rules!``, those of function bodies too.
+        self.defined_macros: set[str] = set()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -525,8 +544,8 @@ class _FileBuilder:
         names = [self.text(n) for n in node.children_by_field_name("name")]
         for declarator in node.children_by_field_name("declarator"):
             names.append(self.text(declarator.child_by_field_name("name")))
-        if not names and self.spec.name == "go":
-            names = [self.text(node.child_by_field_name("type")).lstrip("*")]
+        if not names and self.spec.name == "go":  # an embedded field: named by its type
+            names = [self.go_embedded_type(node).rsplit(".", 1)[-1]]
         return [n for n in names if n]
 
     def qualify(self, prefix: str, name: str) -> str:
@@ -621,8 +640,12 @@ class _FileBuilder:
             if relation == INHERITS_FROM:
                 inherited.setdefault(uko.qualname, []).append(base)
         self.extends = {name: bases[0] for name, bases in inherited.items() if len(bases) == 1}
+        go = self.spec.name == "go"
         for uko, relation, base in self.bases:
-            target = self.resolve(base, "", keep_unknown=True)
+            # A Go type of the file's package declared in another of its files: a guess.
+            target = self.resolve(base, "", keep_unknown=not go) or (
+                self.same_package(base) if go else None
+            )
             if target is not None and target != uko.uri:
                 uko.edges.append((relation, target))
                 uko.edges.append((DEPENDS_ON, target))
@@ -630,12 +653,20 @@ class _FileBuilder:
             uko.edges = dedupe(uko.edges)
 
     def render_container(
-        self, uko: UKONode, signature: str, doc: str, members: list[_Member], decorators: list[Node]
+        self,
+        uko: UKONode,
+        signature: str,
+        doc: str,
+        members: list[_Member],
+        decorators: list[Node],
+        embedded: tuple[str, ...] = (),
     ) -> None:
+        """The container's renderings; ``embedded``: the types a Go interface embeds,
+        listed before its methods."""
         head = [self.text(d) for d in decorators]
         if doc:
             head.insert(0, self.spec.doc_render.format(doc.split("\n", 1)[0]))
-        if not members and uko.end_line - uko.start_line < _SHORT:
+        if not members and not embedded and uko.end_line - uko.start_line < _SHORT:
             # An enum or empty type: its few lines say more than "{ }".
             whole = self.source(uko.start_line, uko.end_line)
             uko.renderings = {
@@ -646,13 +677,16 @@ class _FileBuilder:
                 DEPTH_FULL: whole,
             }
             return
-        brief = "\n".join([*head, signature + " {", *(_indent(m.brief) for m in members), "}"])
+        lines = [_indent(e) for e in embedded]
+        brief = "\n".join(
+            [*head, signature + " {", *lines, *(_indent(m.brief) for m in members), "}"]
+        )
         outline_head = [_render_doc(doc, self.spec)] if doc else []
         outline_head.extend(self.text(d) for d in decorators)
         outline = "\n".join(
-            [*outline_head, signature + " {", *(_indent(m.stub) for m in members), "}"]
+            [*outline_head, signature + " {", *lines, *(_indent(m.stub) for m in members), "}"]
         )
-        names = ", ".join(m.node.name for m in members)
+        names = ", ".join([*embedded, *(m.node.name for m in members)])
         uko.renderings = {
             DEPTH_NAME: uko.qualname,
             DEPTH_MEMBERS: f"{signature}: {names}" if names else signature,
@@ -899,9 +933,11 @@ class _FileBuilder:
                         (c for c in type_node.named_children if c.type == "field_declaration_list"),
                         None,
                     )
+                    elements = body.named_children if body is not None else []
                 elif type_kind == "interface_type":
                     declaration = Declaration("uko-oo:Interface", "interface", "container", None)
                     body = type_node
+                    elements = type_node.named_children
                 else:
                     leaf = Declaration("uko-code:TypeDefinition", "type", "leaf", None)
                     out.append(self.leaf(spec_node, outer, parent, prefix, leaf, doc, name))
@@ -910,7 +946,13 @@ class _FileBuilder:
                 uko = self.make(declaration, name, name, outer, parent, doc, signature)
                 children = body.named_children if body is not None else []
                 members = self.members(children, uko, f"{name}.", declaration)
-                self.render_container(uko, signature, doc, members, [])
+                embedded = [e for e in map(self.go_embedded_type, elements) if e]
+                if embedded:
+                    self.go_embedded[name] = embedded
+                    self.bases.extend((uko, INHERITS_FROM, e) for e in embedded)
+                # A struct's embedded fields are among its members already.
+                listed = tuple(embedded) if type_kind == "interface_type" else ()
+                self.render_container(uko, signature, doc, members, [], listed)
                 self.go_containers[name] = (uko, signature, doc, members)
                 out.append(
                     _Member(uko, uko.renderings[DEPTH_SIGNATURES], uko.renderings[DEPTH_OUTLINE])
@@ -924,6 +966,67 @@ class _FileBuilder:
                         spec_node, outer, parent, prefix, attribute, doc, self.text(name_node)
                     ))  # fmt: skip
         return out
+
+    def go_embedded_type(self, element: Node) -> str:
+        """The type a Go struct field or interface element embeds, as written (``*Base``
+        -> ``Base``, ``http.Handler``, ``List[T]`` -> ``List``); "" for a named field, a
+        method or a type union (``~int | ~string``)."""
+        if element.type == "field_declaration":
+            if element.child_by_field_name("name") is not None:
+                return ""
+            kind = element.child_by_field_name("type")
+        elif element.type == "type_elem" and element.named_child_count == 1:
+            kind = element.named_children[0]
+        else:
+            return ""
+        if kind is not None and kind.type == "generic_type":
+            kind = kind.child_by_field_name("type")
+        if kind is None or kind.type not in ("type_identifier", "qualified_type"):
+            return ""
+        return "".join(self.text(kind).split())
+
+    def go_promoted(self, method: str) -> list[str] | None:
+        """A call of ``owner.member`` (``s.member()`` in a method of ``owner``, or on a
+        variable of type ``owner``), a struct or interface of this file that embeds other
+        types and does not declare ``member``: the method may be promoted from an
+        embedded type, or from one those embed while they are this file's.
+
+        Depth by depth, as Go looks: an embedded type of this file that declares
+        ``member`` ends the search; one of another file of the package is a guess the
+        indexer keeps only if it answers (``symbol:go:<folder>.Base.member``); an
+        imported one (``symbol:sync.Mutex.Lock``) only when it is the one type embedded
+        at its depth and nothing nearer was guessed, as which type declares ``member`` is
+        not known here. ``owner``'s own ``member``, in another file, is guessed first.
+        None when ``owner`` embeds nothing this file shows, or declares ``member``."""
+        owner, _, member = method.rpartition(".")
+        level = self.go_embedded.get(owner)
+        if not level or method in self.by_qualname:
+            return None
+        own = self.same_package(f"{owner}.{member}", method=True)  # always one for Go
+        targets = [own] if own else []
+        seen = {owner}
+        while level:
+            found: list[str] = []
+            below: list[str] = []
+            guesses: list[str | None] = []
+            for kind in level:
+                if kind in seen:
+                    continue
+                seen.add(kind)
+                local = self.by_qualname.get(f"{kind}.{member}")
+                if local is not None:
+                    found.append(local.uri)
+                elif kind in self.by_qualname:
+                    below.extend(self.go_embedded.get(kind, ()))
+                elif "." not in kind:
+                    guesses.append(self.same_package(f"{kind}.{member}", method=True))
+                elif len(level) == 1 and targets == [own]:
+                    guesses.append(self.resolve(f"{kind}.{member}", ""))
+            targets.extend(g for g in guesses if g)
+            if found:
+                return [*targets, *found]
+            level = below
+        return targets
 
     def rust_mod(self, node: Node, parent: UKONode) -> None:
         name = self.name_of(node)
@@ -1022,6 +1125,8 @@ class _FileBuilder:
             target = self.bindings[head]
             return f"symbol:{target}.{rest}" if rest else f"symbol:{target}"
         if head in self.by_qualname:
+            if self.spec.name == "go":  # a method another file of the package may declare
+                return self.same_package(dotted, method=True)
             return f"symbol:{self.module_prefix}.{dotted}"
         return f"symbol:{dotted}" if keep_unknown and not rest else None
 
@@ -1065,6 +1170,9 @@ class _FileBuilder:
             index = self.enclosing(starts, variable.start_byte)
             if index >= 0:
                 self.callables[index].locals.setdefault(self.text(variable), type_name)
+        for struct, embedded in self.go_embedded.items():  # ``s.Base.Name()``
+            for kind in embedded:
+                fields.setdefault(f"{struct}.{kind.rsplit('.', 1)[-1]}", kind)
         return {name: kind for name, kind in fields.items() if name not in clashing}
 
     def parameter_types(self, node: Node) -> dict[str, str]:
@@ -1090,7 +1198,8 @@ class _FileBuilder:
         return typed
 
     def resolve_calls(self, root: Node) -> None:
-        if not self.callables or not self.spec.calls:
+        # A Rust file of items alone may still invoke macros (``lazy_static! { … }``).
+        if not self.spec.calls or not (self.callables or self.spec.name == "rust"):
             return
         import tree_sitter
 
@@ -1101,6 +1210,8 @@ class _FileBuilder:
             callee = captures.get("callee")
             if callee:
                 callees.extend(callee)
+            elif "macro_rules" in captures:
+                self.macro_body(captures["macro_rules"][0])
             else:
                 declared.append(captures)
         self.callables.sort(key=lambda c: c.start)
@@ -1108,7 +1219,13 @@ class _FileBuilder:
         found: dict[int, list[str]] = {}
         for callee in callees:
             index = self.enclosing(starts, callee.start_byte)
+            if callee.parent is not None and callee.parent.type == "macro_invocation":
+                self.rust_macro(callee.parent, index, found)
+                continue
             if index < 0:
+                continue
+            if self.spec.name == "rust" and self.text(callee).startswith(_RUST_MODULE_PATHS):
+                self.rust_path_call(index, self.text(callee))
                 continue
             dotted = self.callee_name(callee)
             if dotted:
@@ -1129,12 +1246,137 @@ class _FileBuilder:
                     if typed is not None:
                         dotted, method = typed, True
                         target = self.resolve(dotted, entry.owner)
+                promoted = self.go_promoted(dotted) if method and self.spec.name == "go" else None
+                if promoted is not None:
+                    entry.node.edges.extend(
+                        (DEPENDS_ON, t) for t in promoted if t != entry.node.uri
+                    )
+                    continue
                 if target is None and entry.owner and not method:
                     target = self.inherited(dotted, entry.owner)
                 target = target or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
+
+    def rust_macro(self, invocation: Node, index: int, found: dict[int, list[str]]) -> None:
+        """A Rust macro invocation in the callable at ``index`` (-1: at the file's top
+        level, where the module depends on the macro): an edge to the macro (see
+        :meth:`macro_target`), and the calls and macros its arguments make. tree-sitter
+        leaves a macro's arguments a flat token tree, so they are read from the tokens."""
+        macro = invocation.child_by_field_name("macro")
+        tree = invocation.named_children[-1] if invocation.named_children else None
+        calls, macros = self.token_calls(tree) if tree is not None else ([], [])
+        owner = self.callables[index].node if index >= 0 else None
+        edges = owner.edges if owner is not None else self.module_edges
+        for name in [self.text(macro), *macros]:
+            target = self.macro_target(name)
+            if target is not None:
+                edges.append((DEPENDS_ON, target))
+        if owner is None:
+            return
+        for call in calls:
+            if call.startswith(_RUST_MODULE_PATHS):
+                self.rust_path_call(index, call)
+            else:
+                found.setdefault(index, []).append(call.replace("::", "."))
+
+    def rust_path_call(self, index: int, path: str) -> None:
+        target = self.rust_path(path)
+        if target is not None:
+            self.callables[index].node.edges.append((DEPENDS_ON, target))
+
+    def rust_path(self, path: str) -> str | None:
+        """The target of a call by a path from the crate's root or the file's module
+        (``crate::a::f()``, ``self::g()``, ``super::h()``), whose module the indexer finds
+        (see ``resolve.rust_paths``): ``self::`` is the module here, not the receiver."""
+        dotted = "".join(path.split()).replace("::", ".")
+        if "<" in dotted:
+            dotted = _GENERIC_ARGS.sub("", dotted)
+        return f"symbol:{dotted}" if all(p.isidentifier() for p in dotted.split(".")) else None
+
+    def macro_target(self, path: str) -> str | None:
+        """What a macro invocation names (``square``, ``crate::square``): the file's
+        ``macro_rules!``, a macro the file imports (``use pyo3::intern;``: as a call by
+        that name), or ``symbol:macro:<name>``; None for the standard library's and, as
+        for a call, another crate's by its path (``serde_json::json``)."""
+        dotted = "".join(path.split()).replace("::", ".")
+        head, _, rest = dotted.partition(".")
+        if dotted in self.file_macros():
+            return self.file_macros()[dotted].uri
+        if dotted in self.defined_macros:  # a function's own, like a local closure
+            return None
+        if head in self.bindings:
+            return self.resolve(dotted, "")
+        if rest and head not in ("crate", "self", "super"):
+            return None
+        name = dotted.rsplit(".", 1)[-1]
+        return None if name in _RUST_STD_MACROS else f"symbol:{MACRO_KEY}{name}"
+
+    def file_macros(self) -> dict[str, UKONode]:
+        if self.rust_macros is None:
+            self.rust_macros = {n.name: n for n in self.factory.nodes if n.uko_type == RUST_MACRO}
+        return self.rust_macros
+
+    def macro_body(self, definition: Node) -> None:
+        """What a ``macro_rules!`` expands to calls and invokes: edges of the macro's node,
+        resolved from the file's names (``$crate::a::f($x)`` as ``crate::a::f``)."""
+        name = self.name_of(definition)
+        self.defined_macros.add(name)
+        macro = self.file_macros().get(name)
+        if macro is None:  # one defined in a function's body is no node
+            return
+        for rule in definition.named_children:
+            expansion = rule.child_by_field_name("right") if rule.type == "macro_rule" else None
+            if expansion is None:
+                continue
+            calls, macros = self.token_calls(expansion)
+            targets = [
+                self.rust_path(call)
+                if call.startswith(_RUST_MODULE_PATHS)
+                else self.resolve(call.replace("::", "."), "")
+                for call in calls
+            ]
+            targets += [self.macro_target(name) for name in macros]
+            macro.edges.extend((DEPENDS_ON, t) for t in targets if t and t != macro.uri)
+        macro.edges = dedupe(macro.edges)
+
+    def token_calls(self, tree: Node) -> tuple[list[str], list[str]]:
+        """The calls (``parse(x)``, ``a::b(x)``, ``self.m()``, ``x.len()``, as written)
+        and macros (``inner!(…)``) in a macro's token tree and the trees nested in it: a
+        path of names joined by ``::`` or ``.`` right before a parenthesised tree is a
+        call. A member of anything but a path (``a[0].len()``, ``f().g()``) is left
+        out."""
+        calls: list[str] = []
+        macros: list[str] = []
+        stack = [tree]
+        while stack:
+            path: list[str] | None = []  # names and separators; None: a member of
+            joined = False  # something not a path; joined: it ends with a separator
+            for token in stack.pop().children:
+                kind = token.type
+                if kind in _PATH_TOKENS or (kind == "metavariable" and token.text == b"$crate"):
+                    name = "crate" if kind == "metavariable" else self.text(token)
+                    if not joined:
+                        path = [name]
+                    elif path is not None:
+                        path.append(name)
+                    joined = False
+                elif kind in ("::", "."):
+                    if path:
+                        path.append(kind)
+                    path, joined = (path or None), True
+                elif kind == "!" and path and not joined:
+                    macros.append("".join(path))
+                    path = []
+                elif kind == "token_tree":
+                    if path and not joined and token.children and token.children[0].type == "(":
+                        calls.append("".join(path))
+                    stack.append(token)
+                    path, joined = [], False
+                else:
+                    path, joined = [], False
+        return calls, macros
 
     def inherited(self, dotted: str, owner: str) -> str | None:
         """A call on the object itself that its class ``owner`` does not declare
@@ -1207,7 +1449,11 @@ class _FileBuilder:
 
     def callee_name(self, callee: Node) -> str:
         text = self.text(callee)
+        if callee.type == "method_reference":  # ``Foo::new`` makes a ``Foo``
+            text = text.replace("::", ".").removesuffix(".new")
         parent = callee.parent
+        if parent is not None and parent.type in _JSX_ELEMENTS and text[:1].islower():
+            return ""  # ``<div>``: an element of the platform, no component
         if self.spec.name == "java" and parent is not None and parent.type == "method_invocation":
             receiver = parent.child_by_field_name("object")
             if receiver is not None:
@@ -1219,6 +1465,23 @@ class _FileBuilder:
         text = text.replace("?.", ".").replace("!", "")
         text = "".join(text.split())
         return text if all(part.isidentifier() for part in text.split(".")) else ""
+
+
+#: JSX elements, whose names are the components they render.
+_JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
+#: A Rust path from the crate's root or the file's module, not a variable's member.
+_RUST_MODULE_PATHS = ("crate::", "self::", "super::")
+#: The tokens a Rust path is made of, in a macro's token tree.
+_PATH_TOKENS = frozenset({"identifier", "self", "super", "crate"})
+#: The standard library's macros: never the crate's.
+_RUST_STD_MACROS = frozenset({
+    "assert", "assert_eq", "assert_ne", "cfg", "column", "compile_error", "concat", "dbg",
+    "debug_assert", "debug_assert_eq", "debug_assert_ne", "env", "eprint", "eprintln",
+    "file", "format", "format_args", "include", "include_bytes", "include_str", "line",
+    "matches", "module_path", "option_env", "panic", "print", "println", "stringify",
+    "thread_local", "todo", "try", "unimplemented", "unreachable", "vec", "write",
+    "writeln", "addr_of", "addr_of_mut", "macro_rules",
+})  # fmt: skip
 
 
 #: Go's predeclared functions and conversions: never another file's.
@@ -1318,7 +1581,10 @@ class TreeSitterAnalyzer:
     #: to members (``Layer.prototype.match = function …``), ``module.exports = Layer``,
     #: ``export default``, inherited methods. 4: ``module.exports = { … }``'s functions.
     #: 5: class fields that hold a function (``onClick = (e) => { … }``) as methods.
-    revision = 5
+    #: 6: Go's embedded types and the methods promoted from them; Rust's macro
+    #: invocations, the calls in their arguments and ``crate::``/``self::``/``super::``
+    #: paths; Java's method references; components rendered in JSX.
+    revision = 6
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

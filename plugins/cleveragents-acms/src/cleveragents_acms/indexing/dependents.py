@@ -42,6 +42,7 @@ from cleveragents_acms.indexing.resolve import (
     resolves,
     rust_bindings,
     rust_module_files,
+    short_name,
     symbol_keys,
     without_signatures,
 )
@@ -136,7 +137,7 @@ def _name_targets(
             keys |= symbol_keys(node) ^ symbol_keys(stored_before[node.uri])
     if not keys:
         return set(), {}
-    short = {key.rsplit(".", 1)[-1] for key in keys}
+    short = {short_name(key) for key in keys}
     stored = nodes.nodes_named([resource_id], short)
     stored += nodes.default_exports_at([resource_id], default_export_files(keys))
     after = [n for n in stored if n.path not in touched] + list(now)

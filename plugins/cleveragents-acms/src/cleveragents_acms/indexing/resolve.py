@@ -17,7 +17,9 @@ from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
     GUESSED_KEYS,
     GUESSED_TARGETS,
+    MACRO_KEY,
     MODULE_EXPORT,
+    RUST_MACRO,
     go_package_symbol,
 )
 
@@ -35,6 +37,7 @@ __all__ = [
     "rust_module_files",
     "rust_paths",
     "rust_use_names",
+    "short_name",
     "symbol_keys",
     "wanted_modules",
     "wanted_names",
@@ -79,6 +82,8 @@ def symbol_keys(node: UKONode) -> set[str]:
         keys.update(f"{module}.default{member}" for module in _script_modules(node))
     elif node.path.endswith(".java") and node.properties.get("fqname"):
         keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
+    if node.uko_type == RUST_MACRO:
+        keys.add(MACRO_KEY + node.name)
     if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
@@ -133,11 +138,17 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
             if not target.startswith(_PREFIX):
                 continue
             dotted = target[len(_PREFIX) :]
-            names.add(dotted.rsplit(".", 1)[-1])
+            names.add(short_name(dotted))
             if python:
                 parts = dotted.split(".")
                 names.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
     return names
+
+
+def short_name(key: str) -> str:
+    """The name of the nodes that may answer ``key`` (``pkg.mod.Class`` -> ``Class``,
+    ``macro:square`` -> ``square``), to look them up by name."""
+    return key.rsplit(".", 1)[-1].removeprefix(MACRO_KEY)
 
 
 def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
