@@ -720,6 +720,27 @@ def test_read_only_instances_read_but_never_write(tmp_path: Path) -> None:
         reader.close()
 
 
+def test_a_reader_s_query_at_a_time_sees_the_writer_s_last_writes(tmp_path: Path) -> None:
+    """A query at a time reads a copy of the store; a read-only reader's copy also
+    replays the write-ahead log, where a writer that closed with a small log left its
+    last writes. No copy is left behind."""
+    writer = OxigraphGraphBackend(tmp_path / "graph")
+    f = function(RES_A, "m.py", "f", signature="def f(x)")
+    writer.add_nodes([module(RES_A, "m.py"), f], valid_from=T1)
+    writer.add_nodes([function(RES_A, "m.py", "f", signature="def f(x, y)")], valid_from=T2)
+    writer.close()
+    reader = OxigraphGraphBackend(tmp_path / "graph", read_only=True)
+    try:
+        for moment, signature in ((T1, "def f(x)"), (T3, "def f(x, y)")):
+            triples = reader.query_at_time(moment, frozenset({RES_A})).triples
+            assert [o for s, p, o in triples if s == f.uri and p == SIGNATURE] == [signature]
+        named = "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"  # a copy's graphs are not named
+        assert reader.sparql_at_time(named, T3, scope=frozenset({RES_A})).metadata["count"] == "0"
+    finally:
+        reader.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["graph"]
+
+
 def test_a_store_in_use_is_a_clear_error(backend: OxigraphGraphBackend) -> None:
     """A second writer on the same folder gets a ConfigurationError, not a crash."""
     with pytest.raises(ConfigurationError, match="another process"):

@@ -377,8 +377,8 @@ def sparql(
     standard input, e.g. `cleveragents index sparql - < query.rq`.
 
     --at TIME answers from the node versions valid at TIME, each under its node's URI
-    (what a file defined and depended on before a change), copied into memory first: a
-    few seconds for 10k nodes, about 16 s for 100k. --history matches every version,
+    (what a file defined and depended on before a change), read from a copy of the
+    store made for the query: a few seconds for 100k nodes. --history matches every version,
     retired ones under their revision IRIs.
     """
     import json
