@@ -127,7 +127,10 @@ def test_ctrl_c_while_the_pool_starts_is_raised_once_it_has() -> None:
 
     def send() -> None:  # a thread started before, with SIGINT not blocked (Tantivy's …)
         go.wait()
-        os.kill(os.getpid(), signal.SIGINT)
+        # Taken by this thread, before the join below returns: a signal to the process
+        # may go to any thread that does not block it (another test's idle RocksDB
+        # thread), which a busy machine may not run within the sleep below.
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
 
     sender = threading.Thread(target=send)
     sender.start()
