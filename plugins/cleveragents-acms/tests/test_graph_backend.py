@@ -14,7 +14,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from cleveragents.errors import ConfigurationError, ValidationError
+from cleveragents.errors import CleverAgentsError, ConfigurationError, ValidationError
 from cleveragents.models.context import TemporalScope
 from cleveragents.models.uko import UKONode, node_uri
 from cleveragents.protocols import GraphBackend, GraphIndexBackend
@@ -739,6 +739,24 @@ def test_a_reader_s_query_at_a_time_sees_the_writer_s_last_writes(tmp_path: Path
     finally:
         reader.close()
     assert [p.name for p in tmp_path.iterdir()] == ["graph"]
+
+
+def test_a_query_at_a_time_whose_copy_fails_is_a_clear_error(
+    backend: OxigraphGraphBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that cannot be made or written (a full disk) is an error that says what
+    was tried, and leaves no copy behind."""
+    import cleveragents_acms.backends.graph as graph_module
+
+    backend.add_nodes([module(RES_A, "m.py")], valid_from=T1)
+
+    def full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(graph_module, "_read_at_time", full)
+    with pytest.raises(CleverAgentsError, match=r"copy of the graph store.*No space left"):
+        backend.sparql_at_time("ASK { ?s ?p ?o }", T2, scope=frozenset({RES_A}))
+    assert not list(backend.location.parent.glob(".at-*"))
 
 
 def test_a_store_in_use_is_a_clear_error(backend: OxigraphGraphBackend) -> None:

@@ -65,7 +65,7 @@ from urllib.parse import quote
 
 import pyoxigraph as ox
 
-from cleveragents.errors import ConfigurationError
+from cleveragents.errors import CleverAgentsError, ConfigurationError
 from cleveragents.models.context import TemporalScope
 from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
@@ -736,16 +736,23 @@ class OxigraphGraphBackend:
         current = [g for g in graphs if _is_current_graph(g)]
         history = [g for g in graphs if _is_history(g)]
         _sweep_copies(self.location.parent)
-        folder = Path(tempfile.mkdtemp(prefix=_COPY_PREFIX, dir=self.location.parent))
+        folder: Path | None = None
         try:
+            folder = Path(tempfile.mkdtemp(prefix=_COPY_PREFIX, dir=self.location.parent))
             with self._lock:
                 self.store.backup(str(folder / "store"))
             if self.read_only:
                 _copy_write_ahead_log(self.location, folder / "store")
             # The copy is opened, and closed, by the call: gone before its files go.
             return _read_at_time(folder / "store", timestamp, current, history, read)
+        except OSError as exc:  # a full disk, or files a writer compacted away since
+            raise CleverAgentsError(
+                f"a query at a time reads a copy of the graph store, made beside it in "
+                f"{self.location.parent}, and the copy failed: {exc}"
+            ) from exc
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def subgraph_by_resources(
         self,
