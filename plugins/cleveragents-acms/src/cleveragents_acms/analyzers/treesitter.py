@@ -170,10 +170,7 @@ def _call_query(name: str, spec_name: str) -> Any:
     elif spec_name == "java":  # ``Item::name``, ``this::keep``: a call made later
         patterns += " (method_reference) @callee"
     if name in ("tsx", "javascript"):  # ``<Button …/>`` renders (calls) ``Button``
-        patterns += " ".join(
-            f" ({kind} name: (_) @callee)"
-            for kind in ("jsx_opening_element", "jsx_self_closing_element")
-        )
+        patterns += "".join(f" ({kind} name: (_) @callee)" for kind in sorted(_JSX_ELEMENTS))
     return tree_sitter.Query(grammar(name), patterns + _TYPED_VARIABLES.get(spec_name, ""))
 
 
@@ -1224,8 +1221,9 @@ class _FileBuilder:
                 continue
             if index < 0:
                 continue
-            if self.spec.name == "rust" and self.text(callee).startswith(_RUST_MODULE_PATHS):
-                self.rust_path_call(index, self.text(callee))
+            written = self.text(callee)
+            if self.spec.name == "rust" and written.startswith(_RUST_MODULE_PATHS):
+                self.rust_path_call(index, written)
                 continue
             dotted = self.callee_name(callee)
             if dotted:
@@ -1279,7 +1277,7 @@ class _FileBuilder:
             if call.startswith(_RUST_MODULE_PATHS):
                 self.rust_path_call(index, call)
             else:
-                found.setdefault(index, []).append(call.replace("::", "."))
+                found.setdefault(index, []).append(_dotted(call))
 
     def rust_path_call(self, index: int, path: str) -> None:
         target = self.rust_path(path)
@@ -1290,18 +1288,18 @@ class _FileBuilder:
         """The target of a call by a path from the crate's root or the file's module
         (``crate::a::f()``, ``self::g()``, ``super::h()``), whose module the indexer finds
         (see ``resolve.rust_paths``): ``self::`` is the module here, not the receiver."""
-        dotted = "".join(path.split()).replace("::", ".")
-        if "<" in dotted:
-            dotted = _GENERIC_ARGS.sub("", dotted)
-        return f"symbol:{dotted}" if all(p.isidentifier() for p in dotted.split(".")) else None
+        dotted = _dotted(path)
+        return f"symbol:{dotted}" if dotted else None
 
     def macro_target(self, path: str) -> str | None:
         """What a macro invocation names (``square``, ``crate::square``): the file's
         ``macro_rules!``, a macro the file imports (``use pyo3::intern;``: as a call by
         that name), or ``symbol:macro:<name>``; None for the standard library's and, as
         for a call, another crate's by its path (``serde_json::json``)."""
-        dotted = "".join(path.split()).replace("::", ".")
+        dotted = _dotted(path)
         head, _, rest = dotted.partition(".")
+        if not dotted:
+            return None
         if dotted in self.file_macros():
             return self.file_macros()[dotted].uri
         if dotted in self.defined_macros:  # a function's own, like a local closure
@@ -1334,7 +1332,7 @@ class _FileBuilder:
             targets = [
                 self.rust_path(call)
                 if call.startswith(_RUST_MODULE_PATHS)
-                else self.resolve(call.replace("::", "."), "")
+                else self.resolve(_dotted(call), "")
                 for call in calls
             ]
             targets += [self.macro_target(name) for name in macros]
@@ -1458,13 +1456,18 @@ class _FileBuilder:
             receiver = parent.child_by_field_name("object")
             if receiver is not None:
                 text = f"{self.text(receiver)}.{text}"
-        if self.spec.path_separator != ".":
-            text = text.replace(self.spec.path_separator, ".")
-        while "<" in text and _GENERIC_ARGS.search(text):
-            text = _GENERIC_ARGS.sub("", text)
-        text = text.replace("?.", ".").replace("!", "")
-        text = "".join(text.split())
-        return text if all(part.isidentifier() for part in text.split(".")) else ""
+        return _dotted(text, self.spec.path_separator)
+
+
+def _dotted(text: str, separator: str = "::") -> str:
+    """A callee or path as written, as a dotted name (``a::b<T>`` -> ``a.b``,
+    ``x?.f`` -> ``x.f``); "" when it is not a path of names (``f().g``)."""
+    if separator != ".":
+        text = text.replace(separator, ".")
+    while "<" in text and _GENERIC_ARGS.search(text):
+        text = _GENERIC_ARGS.sub("", text)
+    text = "".join(text.replace("?.", ".").replace("!", "").split())
+    return text if all(part.isidentifier() for part in text.split(".")) else ""
 
 
 #: JSX elements, whose names are the components they render.

@@ -905,8 +905,8 @@ def _copy_write_ahead_log(location: Path, copy: Path) -> None:
     cannot flush what the log holds into the files the checkpoint links, and the last
     writes of a writer that closed with a small log are only there (see
     ``OxigraphGraphBackend.close``). Opening the copy replays it."""
-    for log in location.glob("*.log"):
-        if log.stem.isdigit() and not (copy / log.name).exists():
+    for log in _write_ahead_logs(location):
+        if not (copy / log.name).exists():
             shutil.copyfile(log, copy / log.name)
 
 
@@ -920,9 +920,14 @@ def _sweep_copies(folder: Path) -> None:
                 shutil.rmtree(stale, ignore_errors=True)
 
 
+def _write_ahead_logs(location: Path) -> list[Path]:
+    """The store's write-ahead log files (``000111.log``; not RocksDB's info ``LOG``)."""
+    return [p for p in location.glob("*.log") if p.stem.isdigit()]
+
+
 def _log_bytes(location: Path) -> int:
     """The size of the store's current write-ahead log (the highest-numbered one)."""
-    logs = [p for p in location.glob("*.log") if p.stem.isdigit()]
+    logs = _write_ahead_logs(location)
     try:
         return max(logs, key=lambda p: int(p.stem)).stat().st_size if logs else 0
     except OSError:
