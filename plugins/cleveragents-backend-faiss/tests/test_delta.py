@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -403,3 +405,26 @@ def test_a_checksum_that_matched_is_not_taken_again_until_the_file_changes(
     damaged = FaissVectorBackend(tmp_path / "v", **LAZY)
     assert damaged.load() is False and "checksum" in str(damaged.corruption)
     assert index.name in hashed
+
+
+def test_a_commit_that_only_writes_the_delta_never_imports_faiss(tmp_path: Path) -> None:
+    """Refreshing one file opens a large index and commits a delta: faiss's native library
+    (about 70 ms to import) is left unloaded until the base is read."""
+    committed_base(tmp_path / "v", **LAZY)[0].close()
+    script = (
+        "import sys, numpy as np\n"
+        "from cleveragents.protocols import EmbeddingChunk\n"
+        "from cleveragents_backend_faiss.backend import FaissVectorBackend\n"
+        f"backend = FaissVectorBackend({str(tmp_path / 'v')!r}, full_checksum_bytes=0)\n"
+        f"backend.delete_uris(['a#1'])\n"
+        f"vector = np.ones((1, {DIM}), np.float32) / {DIM} ** 0.5\n"
+        f"backend.add([EmbeddingChunk('a#1', 'one', {{}})], vector, resource_id={A!r})\n"
+        "backend.commit()\n"
+        "print('faiss' in sys.modules)\n"
+        "assert backend.load()\n"
+        "print('faiss' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+    assert "delta_vectors" in manifest(tmp_path / "v")["files"]

@@ -91,9 +91,6 @@ class FaissVectorBackend:
     """
 
     def __init__(self, location: Path | str, **options: Any) -> None:
-        import faiss  # heavy: imported when a backend is opened, never at plugin load
-
-        self._faiss = faiss
         self.location = Path(location)
         self.options = parse_options(options)
         self._lock = threading.RLock()
@@ -290,7 +287,7 @@ class FaissVectorBackend:
 
     def _read_base(self, manifest: storage.Manifest) -> None:
         np = _numpy()
-        faiss = self._faiss
+        faiss = _faiss_module()
         index_path = self._verify(manifest.index_file, eager=True)
         # Mapped, not read: a search of a large base starts at once, and only the pages it
         # touches are read (the HNSW graph itself is still read whole).
@@ -329,7 +326,7 @@ class FaissVectorBackend:
         later generation removed the file, copied from the mapping."""
         if not self._mapped:
             return
-        faiss = self._faiss
+        faiss = _faiss_module()
         manifest = self._base
         path = self.location / manifest.index_file.name if manifest is not None else None
         if path is not None and path.exists():
@@ -587,7 +584,7 @@ class FaissVectorBackend:
     # -- the index structure ------------------------------------------------------------
 
     def _new_index(self, structure: str, dimension: int) -> Any:
-        faiss = self._faiss
+        faiss = _faiss_module()
         if structure == "hnsw":
             inner = faiss.IndexHNSWFlat(dimension, self.options.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             inner.hnsw.efConstruction = self.options.hnsw_ef_construction
@@ -599,13 +596,13 @@ class FaissVectorBackend:
     def _row_ids(self) -> np.ndarray:
         """External ids of the base in storage order (ascending: ids only grow)."""
         if self._rows is None:
-            self._rows = self._faiss.vector_to_array(self._index.id_map).astype("int64")
+            self._rows = _faiss_module().vector_to_array(self._index.id_map).astype("int64")
         return self._rows
 
     def _stored_vectors(self) -> np.ndarray:
         """A zero-copy view of every base vector (tombstones included), in storage order."""
         np = _numpy()
-        faiss = self._faiss
+        faiss = _faiss_module()
         inner = faiss.downcast_index(self._index.index)
         flat = faiss.downcast_index(inner.storage) if self._structure == "hnsw" else inner
         count, dim = flat.ntotal, self._index.d
@@ -940,7 +937,7 @@ class FaissVectorBackend:
         cached = self._scope_cache
         if cached is not None and cached[0] == self._version and cached[1] == resources:
             return cached[2]
-        faiss = self._faiss
+        faiss = _faiss_module()
         holder: Any = None
         if ids is not None:
             selector = faiss.IDSelectorBatch(ids)
@@ -977,7 +974,7 @@ class FaissVectorBackend:
     def _faiss_search(
         self, query: np.ndarray, k: int, selector: Any, ef: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        faiss = self._faiss
+        faiss = _faiss_module()
         if self._structure == "hnsw":
             params = faiss.SearchParametersHNSW()
             params.efSearch = ef or self.options.hnsw_ef_search
@@ -1056,7 +1053,7 @@ class FaissVectorBackend:
         self._own_base()
         if self._tombstones and self._structure == "flat":
             dead = np.array(sorted(self._tombstones), dtype=np.int64)
-            self._index.remove_ids(self._faiss.IDSelectorBatch(dead))
+            self._index.remove_ids(_faiss_module().IDSelectorBatch(dead))
         if self._delta:
             ids, matrix = self._delta_arrays()
             self._index.add_with_ids(matrix, ids)
@@ -1068,7 +1065,7 @@ class FaissVectorBackend:
         names = (index_name, entries_name, keys_name)
         temporary = [self.location / f"{name}.tmp" for name in names]
         try:
-            self._faiss.write_index(self._index, str(temporary[0]))
+            _faiss_module().write_index(self._index, str(temporary[0]))
             offsets = storage.write_entries(temporary[1], self._entries)
             storage.write_keys(temporary[2], self._entries, offsets)
             paths = [
@@ -1214,6 +1211,14 @@ def _numpy() -> Any:
     import numpy
 
     return numpy
+
+
+def _faiss_module() -> Any:
+    # Heavy (its native library, about 70 ms past numpy): imported when a base index is
+    # read, built or searched, not for a commit that only writes the delta.
+    import faiss
+
+    return faiss
 
 
 def _max_id(entries: Any) -> int:
