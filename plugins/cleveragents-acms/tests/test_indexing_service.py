@@ -1550,3 +1550,56 @@ def test_fingerprints_stored_by_an_earlier_version_are_brought_up_to_date_in_pla
     assert {len(f.fingerprint) for f in fingerprints.values()} == {64}
     assert (run.nodes_revised, run.nodes_added) == (len(moved), 0)
     assert run.nodes_unchanged == len(python_nodes) - len(moved)
+
+
+def _vector_entries(service: RepoIndexingService, project: str) -> dict[str, Any]:
+    """Every vector's URI -> (content, metadata), and the vector store's stats."""
+    index = ProjectIndex.open(
+        project, service.registry, service.config, create=False, with_vectors=True
+    )
+    try:
+        assert index.vectors is not None
+        backend = index.vectors.backend
+        entries = {}
+        for vector_id in list(backend._entries):
+            entry = backend._entry(vector_id)
+            entries[entry.uri] = (entry.content, entry.metadata)
+        return {"entries": entries, "stats": backend.stats()}
+    finally:
+        index.close()
+
+
+def test_a_node_an_edit_above_moved_keeps_its_vector_with_its_new_lines(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line added at the top of a file moves every node in it: their vectors are not
+    embedded and written again, only their lines change (in the vector store's delta);
+    a node whose text changed gets a new vector. The vectors then say what a cold index's
+    say."""
+    pytest.importorskip("cleveragents_backend_faiss")
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    package = corpus / "cleveragents"
+    registry = package / "registry.py"
+    registry.write_text("# a line above everything\n" + registry.read_text())
+    paths = package / "paths.py"
+    paths.write_text(paths.read_text().replace('"""', '"""Changed: ', 1))  # the module's text
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None and run.files_analyzed == 2
+    after = _vector_entries(service, "demo")
+    moved = {
+        uri
+        for uri, (_, metadata) in after["entries"].items()
+        if metadata["path"] == "cleveragents/registry.py" and "#" in uri
+    }
+    assert len(moved) > 10
+    assert after["stats"]["updated"] == len(moved)
+    assert after["stats"]["delta"] == 2  # the two modules: their text changed
+    cold_home = tmp_path / "cold"
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(cold_home))
+    database = Database.for_sqlite_file(cold_home / "cleveragents.db")
+    try:
+        cold = RepoIndexingService(database, service.registry, service.config, workers=2)
+        cold.index_resource(RESOURCE_A, corpus, project="demo")
+        assert after["entries"] == _vector_entries(cold, "demo")["entries"]
+    finally:
+        database.dispose()

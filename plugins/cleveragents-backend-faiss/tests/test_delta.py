@@ -213,8 +213,8 @@ def test_a_crash_while_writing_the_delta_keeps_the_previous_state(
     before = {p.name: p.read_bytes() for p in (tmp_path / "v").iterdir() if p.name != ".lock"}
     real = storage.write_delta_entries
 
-    def crash_midway(path: Path, deleted: Any, entries: Any) -> None:
-        real(path, deleted, entries)
+    def crash_midway(path: Path, deleted: Any, entries: Any, updated: Any) -> None:
+        real(path, deleted, entries, updated)
         with open(path, "r+b") as handle:
             handle.truncate(10)
         raise OSError("disk full")
@@ -428,3 +428,76 @@ def test_a_commit_that_only_writes_the_delta_never_imports_faiss(tmp_path: Path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True"]
     assert "delta_vectors" in manifest(tmp_path / "v")["files"]
+
+
+def hit(backend: FaissVectorBackend, vector: np.ndarray) -> tuple[str, str, dict[str, str]]:
+    found = backend.similarity_search(vector, scope=frozenset({A, B}), top_k=1)[0]
+    metadata = {k: v for k, v in found.metadata.items() if k != "resource_id"}
+    return found.uko_uri, found.content, metadata
+
+
+def test_new_metadata_for_base_entries_goes_in_the_delta_without_their_vectors(
+    tmp_path: Path,
+) -> None:
+    """A moved node's lines: the base stays byte for byte, the delta holds no vector, and
+    searches (this process and a new one) return the new metadata with the old content."""
+    backend, vectors = committed_base(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    before = base_files(tmp_path / "v")
+    backend.add(chunks("b", 2), random_vectors(2, seed=5), resource_id=B)  # a delta row
+    missing = backend.update_metadata(
+        {"a#3": {"n": "moved"}, "a#4": {"line": "9"}, "b#1": {"n": "too"}, "nowhere": {"n": "x"}}
+    )
+    assert missing == {"nowhere"}
+    with pytest.raises(ValueError, match="another resource"):
+        backend.update_metadata({"a#3": {"resource_id": B}})
+    assert backend.update_metadata({"a#4": {"line": "9"}}) == set()  # nothing new: no update
+    backend.commit()
+    data = manifest(tmp_path / "v")
+    assert (data["format_version"], data["updated"], data["count"]) == (3, 2, 202)
+    assert base_files(tmp_path / "v") == before
+    assert np.load(tmp_path / "v" / data["files"]["delta_vectors"]["name"]).shape == (2, DIM)
+    reopened = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    assert reopened.stats()["updated"] == 2 and not reopened.stats()["base_loaded"]
+    for handle in (backend, reopened):
+        assert hit(handle, vectors[3]) == ("a#3", "content a 3", {"n": "moved"})
+        assert hit(handle, vectors[4]) == ("a#4", "content a 4", {"n": "4", "line": "9"})
+        assert hit(handle, vectors[5]) == ("a#5", "content a 5", {"n": "5"})
+        assert handle.similarity_search(vectors[3], scope=frozenset({A}), top_k=1)[0].score > 0.99
+    assert reopened.count() == 202
+
+
+def test_updated_entries_survive_removal_compaction_and_later_deltas(tmp_path: Path) -> None:
+    """An updated entry removed is simply gone; one kept is written into the next base with
+    its new metadata (format 1 again: no delta)."""
+    backend, vectors = committed_base(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    backend.update_metadata({"a#1": {"n": "one"}, "a#2": {"n": "two"}})
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    reopened.delete_uris(["a#2"])
+    reopened.update_metadata({"a#1": {"n": "uno"}})
+    reopened.commit()
+    assert manifest(tmp_path / "v")["updated"] == 1
+    again = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    assert hit(again, vectors[1]) == ("a#1", "content a 1", {"n": "uno"})
+    nearest = again.similarity_search(vectors[2], scope=frozenset({A}), top_k=5)
+    assert "a#2" not in {r.uko_uri for r in nearest}
+    again.compact()
+    again.commit()
+    data = manifest(tmp_path / "v")
+    assert data["format_version"] == 1 and "updated" not in data and data["count"] == 199
+    last = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    assert hit(last, vectors[1]) == ("a#1", "content a 1", {"n": "uno"})
+
+
+def test_a_delta_whose_updates_do_not_match_the_base_is_set_aside(tmp_path: Path) -> None:
+    """An update naming an id the base lacks, or a count the manifest does not say, is a
+    corrupt index: moved aside, flagged for a rebuild."""
+    backend, _ = committed_base(tmp_path / "v", **LAZY)
+    backend.update_metadata({"a#1": {"n": "one"}})
+    backend.commit()
+    data = manifest(tmp_path / "v")
+    data["updated"] = 2
+    (tmp_path / "v" / storage.MANIFEST_NAME).write_text(json.dumps(data))
+    broken = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert broken.needs_rebuild and "updates" in (broken.corruption or "")
+    assert broken.count() == 0

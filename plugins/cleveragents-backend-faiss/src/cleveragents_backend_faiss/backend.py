@@ -12,12 +12,15 @@ maps to its UKO URI, resource ULID, content and metadata.
 vector; removing a URI or a whole resource removes its vectors. The index is
 log-structured: the *base* is the FAISS index last written whole; vectors
 added since form the *delta* (searched exactly with numpy), and base vectors
-removed since are *tombstones* that every search filters out. A commit writes
-only the delta until it exceeds ``delta_ratio`` of the base (and
-``delta_min``); then, or on ``compact()``, the delta is folded into the base
-and the base written whole. Flat bases drop their tombstones then; HNSW keeps
-them until they exceed ``tombstone_ratio`` (25%) of the stored vectors, when
-the graph is rebuilt from the live vectors. Opening reads the manifest, the
+removed since are *tombstones* that every search filters out;
+``update_metadata`` changes an entry's metadata (a moved node's lines) without
+touching its vector, and the delta carries base entries so changed whole. A
+commit writes only the delta until it exceeds ``delta_ratio`` of the base (and
+``delta_min``; an updated entry counts a quarter of a vector); then, or on
+``compact()``, the delta is folded into the base and the base written whole.
+Flat bases drop their tombstones then; HNSW keeps them until they exceed
+``tombstone_ratio`` (25%) of the stored vectors, when the graph is rebuilt
+from the live vectors. Opening reads the manifest, the
 keys and the delta only; the base index and the entries' content are read
 when a search or a compaction first needs them (small bases on opening), the
 base's vectors mapped from the file rather than copied (a change to the base
@@ -50,7 +53,7 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -132,6 +135,8 @@ class FaissVectorBackend:
         self._tombstones: set[int] = set()
         #: Ids of base entries removed since the base was written (persisted in the delta).
         self._deleted: set[int] = set()
+        #: Ids of base entries given new metadata since (persisted whole in the delta).
+        self._updated: set[int] = set()
         #: Vectors added since the base was written; ids from ``_delta_start`` on.
         self._delta: dict[int, np.ndarray] = {}
         self._delta_start = 0
@@ -206,7 +211,7 @@ class FaissVectorBackend:
             delta_start = int(manifest.delta_start)  # type: ignore[arg-type]
             vectors_path = self._verify(manifest.delta_vectors, eager=True)  # type: ignore[arg-type]
             delta_path = self._verify(manifest.delta_entries, eager=True)  # type: ignore[arg-type]
-            deleted, delta_entries = storage.read_delta_entries(delta_path)
+            deleted, delta_entries, updated = storage.read_delta_entries(delta_path)
             matrix = np.load(vectors_path, allow_pickle=False)
             shape = (len(delta_entries), manifest.dimension)
             if matrix.dtype != np.float32 or matrix.shape != shape:
@@ -218,6 +223,15 @@ class FaissVectorBackend:
                 or min(delta_entries, default=delta_start) < delta_start
             ):
                 raise storage.CorruptIndexError("the delta's ids overlap the base's")
+            if len(updated) != manifest.updated or not all(
+                vector_id in entries and vector_id not in deleted for vector_id in updated
+            ):
+                raise storage.CorruptIndexError("the delta updates entries the base does not hold")
+            for vector_id, entry in updated.items():
+                base_entry = entries[vector_id]
+                if base_entry.uri != entry.uri:
+                    raise storage.CorruptIndexError("the delta updates another URI's entry")
+                base_entry.content, base_entry.metadata = entry.content, entry.metadata
             for vector_id in deleted:
                 del entries[vector_id]
             for row, vector_id in enumerate(sorted(delta_entries)):
@@ -228,6 +242,7 @@ class FaissVectorBackend:
         self._base, self._base_loaded, self._base_count = manifest, False, base_count
         self._base_dead = max(0, manifest.tombstones - (len(deleted) if manifest.has_delta else 0))
         self._entries, self._deleted, self._delta = entries, deleted, delta
+        self._updated = set(updated) if manifest.has_delta else set()
         self._delta_start = delta_start
         if isinstance(entries, storage.EntryTable):
             self._uri_ids, self._resource_ids = entries.index_maps()
@@ -476,6 +491,7 @@ class FaissVectorBackend:
                 "index_type": self._structure,
                 "tombstones": self._tombstone_count(),
                 "delta": len(self._delta),
+                "updated": len(self._updated),
                 "base_loaded": self._base_loaded,
                 "needs_rebuild": self.needs_rebuild,
                 "dirty": self._dirty,
@@ -656,6 +672,7 @@ class FaissVectorBackend:
         self._tombstones.clear()
         self._delta.clear()
         self._deleted.clear()
+        self._updated.clear()
         self._delta_start = self._next_id
         self._rows = None
         self._version += 1
@@ -695,7 +712,9 @@ class FaissVectorBackend:
         """Whether the next commit writes the base whole rather than a delta."""
         if self._full_write or self._base is None:
             return True
-        changed = len(self._delta) + len(self._deleted)
+        # An updated entry is a line of the delta's entries, about a quarter of a row's
+        # cost (no vector); it does not slow searches.
+        changed = len(self._delta) + len(self._deleted) + len(self._updated) // 4
         return changed > max(self.options.delta_min, self.options.delta_ratio * self._base_count)
 
     def _tombstones_due(self) -> bool:
@@ -733,6 +752,7 @@ class FaissVectorBackend:
                 del self._delta[vector_id]
             else:
                 self._deleted.add(vector_id)
+                self._updated.discard(vector_id)
                 if self._base_loaded:
                     self._tombstones.add(vector_id)
         if not dropped:
@@ -783,6 +803,35 @@ class FaissVectorBackend:
             self._dirty = True
             self._after_writes()
             return len(keep)
+
+    def update_metadata(self, changes: Mapping[str, Mapping[str, str]]) -> set[str]:
+        """Merge new metadata into the entries of URIs (a moved node's lines), keeping
+        their vectors: a commit writes them in the delta instead of the vectors again.
+        Returns the URIs the index does not hold. A vector's resource is not metadata to
+        change: it is added again under the other resource."""
+        if any(key in m for m in changes.values() for key in RESOURCE_METADATA_KEYS):
+            raise InvalidVectorQuery("update_metadata cannot move a vector to another resource")
+        with self._lock:
+            self._require_open()
+            missing: set[str] = set()
+            changed = 0
+            for uri, metadata in changes.items():
+                vector_id = self._uri_ids.get(require_str("uko_uri", uri))
+                entry = None if vector_id is None else self._entry(vector_id)
+                if vector_id is None or entry is None:  # None: the base was lost reading it
+                    missing.add(uri)
+                    continue
+                merged = {**(entry.metadata or {}), **str_metadata(metadata)}
+                if merged == entry.metadata:
+                    continue
+                entry.metadata = merged
+                changed += 1
+                if vector_id < self._delta_start:
+                    self._updated.add(vector_id)
+            if changed:
+                self._version += 1
+                self._dirty = True
+            return missing
 
     def delete_uris(self, uris: Iterable[str]) -> int:
         """Remove the vectors of ``uris`` (unknown ones are ignored); returns how many."""
@@ -1120,7 +1169,8 @@ class FaissVectorBackend:
             with temporary[0].open("wb") as handle:
                 _numpy().save(handle, matrix, allow_pickle=False)
             entries = {vector_id: self._entries[vector_id] for vector_id in ids.tolist()}
-            storage.write_delta_entries(temporary[1], self._deleted, entries)
+            updated = {vector_id: self._entries[vector_id] for vector_id in self._updated}
+            storage.write_delta_entries(temporary[1], self._deleted, entries, updated)
             if len(temporary) == 3:
                 legacy = self._legacy_keys or {}
                 storage.write_keys(temporary[2], legacy, {i: e.offset for i, e in legacy.items()})
@@ -1141,6 +1191,7 @@ class FaissVectorBackend:
                 delta_vectors=records[0],
                 delta_entries=records[1],
                 delta_start=self._delta_start,
+                updated=len(self._updated),
                 tombstones=self._base_dead + len(self._deleted),
                 needs_rebuild=self.needs_rebuild,
             )

@@ -10,13 +10,15 @@ other commit::
     entries-<gen>-<tag>.jsonl  base: one line per vector: id, UKO URI, resource, content, metadata
     keys-<gen>-<tag>.bin       base: ids, URIs, resources and line offsets of the entries file
     delta-<gen>-<tag>.npy      delta: the vectors added since the base (float32 rows)
-    delta-<gen>-<tag>.jsonl    delta: ids of base vectors removed since, then one line per row
+    delta-<gen>-<tag>.jsonl    delta: ids of base vectors removed since, then one line per row,
+                               then base entries given new metadata (a moved node's lines)
 
 Opening reads only the manifest, the keys file and the delta; the base index
 and the entries' content are read when a search or a compaction needs them.
 An index written before deltas existed (no keys, no delta) is a base with an
 empty delta, and is read as such. A manifest without a delta keeps format
-version 1, so readers that predate deltas still open it.
+version 1, so readers that predate deltas still open it, and one whose delta
+updates no base entry version 2, so readers that predate updates do.
 
 A commit writes the new data files under temporary names, fsyncs them, renames
 them into place, and only then replaces ``manifest.json`` (write to a temporary
@@ -51,6 +53,7 @@ from cleveragents.files import replace_file
 
 __all__ = [
     "BASE_FORMAT_VERSION",
+    "DELTA_FORMAT_VERSION",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MANIFEST_NAME",
@@ -79,9 +82,12 @@ __all__ = [
 ]
 
 FORMAT_NAME = "cleveragents-faiss"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: The version written when there is no delta: what readers without deltas understand.
 BASE_FORMAT_VERSION = 1
+#: The version written for a delta that changes no base entry in place: what readers
+#: without entry updates understand.
+DELTA_FORMAT_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 _DATA_PATTERNS = (
     "index-*.faiss",
@@ -158,6 +164,8 @@ class Manifest:
     delta_entries: FileRecord | None = None
     #: Ids from here on belong to the delta.
     delta_start: int | None = None
+    #: Base entries the delta gives new metadata (their vectors unchanged).
+    updated: int = 0
     #: Written while the index was known to be incomplete (set aside as corrupt).
     needs_rebuild: bool = False
 
@@ -184,11 +192,19 @@ class Manifest:
             files["delta_vectors"] = self.delta_vectors.to_dict()  # type: ignore[union-attr]
             files["delta_entries"] = self.delta_entries.to_dict()  # type: ignore[union-attr]
             extra = {"base_count": self.base_count, "delta_start": self.delta_start}
+            if self.updated:
+                extra["updated"] = self.updated
         if self.needs_rebuild:
             extra["needs_rebuild"] = True
         return {
             "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION if self.has_delta else BASE_FORMAT_VERSION,
+            "format_version": (
+                FORMAT_VERSION
+                if self.has_delta and self.updated
+                else DELTA_FORMAT_VERSION
+                if self.has_delta
+                else BASE_FORMAT_VERSION
+            ),
             "embedder": self.embedder,
             "dimension": self.dimension,
             "count": self.count,
@@ -253,6 +269,7 @@ def read_manifest(location: Path) -> Manifest | None:
             delta_vectors=optional("delta_vectors"),
             delta_entries=optional("delta_entries"),
             delta_start=optional_int("delta_start"),
+            updated=int(data.get("updated", 0)),
             needs_rebuild=bool(data.get("needs_rebuild", False)),
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -608,25 +625,41 @@ def read_keys(path: Path) -> EntryTable:
     return table
 
 
-def write_delta_entries(path: Path, deleted: Iterable[int], entries: dict[int, Entry]) -> None:
-    """The delta's entries: a header line with the removed base ids, then one line per row."""
+def write_delta_entries(
+    path: Path,
+    deleted: Iterable[int],
+    entries: Mapping[int, Entry],
+    updated: Mapping[int, Entry] | None = None,
+) -> None:
+    """The delta's entries: a header line with the removed base ids (and the ids of the
+    base entries it updates), then one line per row, then the updated base entries whole."""
+    updated = updated or {}
     with path.open("wb") as handle:
-        header = {"deleted": sorted(deleted)}
+        header: dict[str, Any] = {"deleted": sorted(deleted)}
+        if updated:
+            header["updated"] = sorted(updated)
         handle.write((json.dumps(header) + "\n").encode("utf-8"))
         for vector_id in sorted(entries):
             handle.write(_entry_line(vector_id, entries[vector_id]))
+        for vector_id in sorted(updated):
+            handle.write(_entry_line(vector_id, updated[vector_id]))
 
 
-def read_delta_entries(path: Path) -> tuple[set[int], dict[int, Entry]]:
-    """(removed base ids, id -> Entry) from a delta entries file."""
+def read_delta_entries(path: Path) -> tuple[set[int], dict[int, Entry], dict[int, Entry]]:
+    """(removed base ids, id -> Entry of the rows, id -> Entry of updated base entries)
+    from a delta entries file."""
     with path.open("rb") as handle:
         try:
             header = json.loads(handle.readline())
             deleted = {int(i) for i in header["deleted"]}
+            updated_ids = {int(i) for i in header.get("updated", ())}
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
             raise CorruptIndexError(f"{path.name} header is malformed: {exc}") from exc
         entries: dict[int, Entry] = {}
+        updated: dict[int, Entry] = {}
         for number, line in enumerate(handle, 2):
             vector_id, entry = parse_entry(line, f"{path.name} line {number}")
-            entries[vector_id] = entry
-    return deleted, entries
+            (updated if vector_id in updated_ids else entries)[vector_id] = entry
+    if len(updated) != len(updated_ids):
+        raise CorruptIndexError(f"{path.name} lacks entries its header says it updates")
+    return deleted, entries, updated

@@ -58,6 +58,7 @@ from cleveragents_acms.indexing.store import (
     STORES_WITH_GAPS,
     NodeStore,
     content_digest,
+    moved_only,
     node_fingerprint,
     same_as_earlier,
     same_content,
@@ -731,6 +732,7 @@ class RepoIndexingService:
                 stored = [n for n in known.values() if n.path not in changed_paths]
                 resolve_edges(new_nodes, stored)
                 inserts, revised_uris = [], []
+                moved: list[UKONode] = []  # revised only because an edit above moved them
                 new_uris = set()
                 rehashed: list[tuple[str, str]] = []  # unchanged, hashed by an earlier version
                 for node, content in zip(new_nodes, contents, strict=True):
@@ -749,6 +751,8 @@ class RepoIndexingService:
                     if old is not None:
                         revised_uris.append(node.uri)
                         run.nodes_revised += 1
+                        if moved_only(old, node, blobs[node.uri][3] if node.uri in blobs else None):
+                            moved.append(node)
                     else:
                         run.nodes_added += 1
                     inserts.append((node, fingerprint, old.valid_from if old else None))
@@ -777,14 +781,18 @@ class RepoIndexingService:
                     index.text.delete_paths(resource_id, removed)
             if index.vectors is not None:
                 with _phase(run, "vectors"):
-                    index.vectors.remove(retired + revised_uris)
+                    # A moved node's vector stays: only its lines change (an edit at the
+                    # top of many files would otherwise rewrite the whole vector index).
+                    kept = {n.uri for n in moved} - {n.uri for n in index.vectors.relocate(moved)}
+                    index.vectors.remove([u for u in retired + revised_uris if u not in kept])
                     ready = {
                         uri: vector
                         for a in changed
                         if a.vectors and index.vectors.embedder_name == a.vectors_from
                         for uri, vector in a.vectors.items()
                     }
-                    index.vectors.add([n for n, _, _ in inserts], resource_id, ready)
+                    added = [n for n, _, _ in inserts if n.uri not in kept]
+                    index.vectors.add(added, resource_id, ready)
             with _phase(run, "commit"):
                 # Before the wait for the graph, whose loader still runs: the vectors and
                 # the text index may be ahead of the node store after a crash, as between

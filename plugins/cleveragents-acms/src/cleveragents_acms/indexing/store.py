@@ -35,6 +35,7 @@ __all__ = [
     "StoredFingerprint",
     "StoredNode",
     "content_digest",
+    "moved_only",
     "node_blobs",
     "node_fingerprint",
     "same_as_earlier",
@@ -124,9 +125,11 @@ def _span_digest(node: UKONode, encoded: tuple[bytes, str]) -> bytes:
     return digest.digest()
 
 
-def _placed(node: UKONode, span: bytes) -> bytes:
-    """:func:`_span_digest` with the node's language and lines: :func:`content_digest`."""
-    where = f"{node.language}\0{node.start_line}-{node.end_line}".encode()
+def _placed(node: UKONode, span: bytes, lines: tuple[int, int] | None = None) -> bytes:
+    """:func:`_span_digest` with the node's language and lines (or other ``lines``):
+    :func:`content_digest`."""
+    start, end = lines or (node.start_line, node.end_line)
+    where = f"{node.language}\0{start}-{end}".encode()
     return hashlib.blake2b(span + where, digest_size=16).digest()
 
 
@@ -154,6 +157,20 @@ def same_content(fingerprint: str, content: bytes) -> bool:
     """Whether a stored :func:`node_fingerprint` is of a node with this
     :func:`content_digest` (fingerprints stored by earlier versions never are)."""
     return len(fingerprint) == 64 and fingerprint[:32] == content.hex()
+
+
+def moved_only(stored: StoredFingerprint, node: UKONode, span: bytes | None) -> bool:
+    """Whether a stored :func:`node_fingerprint` is of this node at other lines, saying
+    the same (an edit above it moved it): what was made of its text, such as its vector,
+    needs only its lines changed. ``span`` is as for :func:`same_as_earlier`."""
+    if len(stored.fingerprint) != 64 or (stored.start_line, stored.end_line) == (
+        node.start_line,
+        node.end_line,
+    ):
+        return False
+    span = span or _span_digest(node, _encoded(node))
+    earlier = _placed(node, span, (stored.start_line, stored.end_line))
+    return earlier.hex() == stored.fingerprint[:32]
 
 
 def same_as_earlier(stored: StoredFingerprint, node: UKONode, span: bytes | None) -> bool:

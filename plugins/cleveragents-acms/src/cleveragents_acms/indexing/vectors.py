@@ -115,6 +115,19 @@ class VectorIndex:
             added += self.backend.add(chunks, rows, resource_id=resource_id)
         return added
 
+    def relocate(self, nodes: Sequence[UKONode]) -> list[UKONode]:
+        """Give the stored vectors of ``nodes``, which only moved, their new lines; returns
+        those whose vector must be made anew (none stored, or a backend that cannot change
+        an entry in place)."""
+        nodes = [n for n in nodes if embeddable(n)]
+        update = getattr(self.backend, "update_metadata", None)
+        if update is None or not nodes:
+            return nodes
+        missing = update(
+            {n.uri: {"start_line": str(n.start_line), "end_line": str(n.end_line)} for n in nodes}
+        )
+        return [n for n in nodes if n.uri in missing]
+
     def remove(self, uris: Sequence[str]) -> None:
         if uris:
             self.backend.delete_uris(uris)
