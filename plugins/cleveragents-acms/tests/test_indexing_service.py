@@ -1603,3 +1603,92 @@ def test_a_node_an_edit_above_moved_keeps_its_vector_with_its_new_lines(
         assert after["entries"] == _vector_entries(cold, "demo")["entries"]
     finally:
         database.dispose()
+
+
+def _implements(service: RepoIndexingService, project: str) -> set[tuple[str, str]]:
+    """The current ``uko-oo:implements`` edges, (type, interface) by qualified name."""
+    index = ProjectIndex.open(project, service.registry, service.config, create=False)
+    try:
+        return {
+            (n.qualname, target.rpartition("#")[2])
+            for n in index.nodes.iter_current([RESOURCE_A])
+            for predicate, target in n.edges
+            if predicate == "uko-oo:implements"
+        }
+    finally:
+        index.close()
+
+
+def test_go_types_implement_interfaces_as_their_package_s_files_change(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Go type implements an interface of its package once it has its methods, wherever
+    in the package they and the interface are declared (an interface embedding another
+    of another file asks for its methods too). A refresh that changes what the package
+    declares analyses its other files again, so their types' edges follow; one that
+    changes only a function's body does not. Each step gives a cold index's edges."""
+    root = tmp_path / "goshapes"
+    (root / "shapes").mkdir(parents=True)
+    (root / "shapes" / "shape.go").write_text(
+        "package shapes\n\ntype Shape interface {\n\tArea() float64\n\tPerimeter() float64\n}\n"
+    )
+    (root / "shapes" / "solid.go").write_text(
+        "package shapes\n\ntype Solid interface {\n\tShape\n\tVolume() float64\n}\n"
+    )
+    square = root / "shapes" / "square.go"
+    square.write_text(
+        "package shapes\n\ntype Square struct{ side float64 }\n\n"
+        "func (s Square) Area() float64 { return s.side * s.side }\n\n"
+        "type Cube struct {\n\tSquare\n}\n"
+    )
+    extra = root / "shapes" / "extra.go"
+    extra.write_text("package shapes\n\nfunc (s Square) Volume() float64 { return 0 }\n")
+    service.index_resource(RESOURCE_A, root, project="go")
+    assert _implements(service, "go") == set()  # Solid asks for Shape's methods too
+
+    def refresh() -> IndexRun:
+        run = service.index_resource(RESOURCE_A, root, project="go").run
+        assert run is not None
+        return run
+
+    def cold() -> set[tuple[str, str]]:
+        home = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
+        monkeypatch.setenv("CLEVERAGENTS_HOME", str(home))
+        database = Database.for_sqlite_file(home / "cleveragents.db")
+        try:
+            fresh = RepoIndexingService(database, service.registry, service.config, workers=2)
+            fresh.index_resource(RESOURCE_A, root, project="go")
+            return _implements(fresh, "go")
+        finally:
+            database.dispose()
+            monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+
+    # Square's missing method, declared in another file: square.go, whose types now
+    # implement more, is analysed again (Cube has Square's methods); solid.go is not.
+    extra.write_text(extra.read_text() + "\nfunc (s *Square) Perimeter() float64 { return 4 }\n")
+    run = refresh()
+    assert (run.files_analyzed, run.files_dependent) == (2, 1)
+    both = {("Square", "Shape"), ("Square", "Solid"), ("Cube", "Shape"), ("Cube", "Solid")}
+    assert _implements(service, "go") == both == cold()
+    # Bodies changed (in a file with an embedding too): what the package declares did
+    # not, nothing else is analysed.
+    extra.write_text(extra.read_text().replace("return 4 }", "return 4 * s.side }"))
+    square.write_text(square.read_text().replace("s.side * s.side", "s.side * 2"))
+    run = refresh()
+    assert (run.files_analyzed, run.files_dependent) == (2, 0)
+    assert _implements(service, "go") == both
+    # A method no interface asks for: the package declares more, no type implements more.
+    extra.write_text(extra.read_text() + "\nfunc (s Square) Name() string { return \"\" }\n")
+    run = refresh()
+    assert (run.files_analyzed, run.files_dependent) == (1, 0)
+    # A new interface that asks for less, in a new file; then the two methods go again.
+    (root / "shapes" / "areas.go").write_text(
+        "package shapes\n\ntype Areas interface {\n\tArea() float64\n}\n"
+    )
+    run = refresh()
+    assert (run.files_analyzed, run.files_dependent) == (2, 1)
+    assert _implements(service, "go") == {*both, ("Square", "Areas"), ("Cube", "Areas")} == cold()
+    extra.unlink()
+    run = refresh()
+    assert run.files_removed == 1 and run.files_dependent == 1
+    assert _implements(service, "go") == {("Square", "Areas"), ("Cube", "Areas")} == cold()

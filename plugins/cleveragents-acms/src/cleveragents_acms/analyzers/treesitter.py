@@ -1586,8 +1586,10 @@ class TreeSitterAnalyzer:
     #: 5: class fields that hold a function (``onClick = (e) => { … }``) as methods.
     #: 6: Go's embedded types and the methods promoted from them; Rust's macro
     #: invocations, the calls in their arguments and ``crate::``/``self::``/``super::``
-    #: paths; Java's method references; components rendered in JSX.
-    revision = 6
+    #: paths; Java's method references; components rendered in JSX. 7: none, but Go
+    #: files are analysed again for the ``uko-oo:implements`` edges the indexer derives
+    #: from their packages (``indexing.go_interfaces``).
+    revision = 7
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

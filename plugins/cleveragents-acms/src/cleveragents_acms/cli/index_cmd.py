@@ -63,8 +63,8 @@ def summary(resource: Any, result: Any) -> str:
         if run.files_dependent:
             parts.append(
                 f"  of those, {run.files_dependent} unchanged file(s) analysed again, as what "
-                "they name changed (a definition added, removed, renamed or moved, or a "
-                "package's __init__.py added or removed)"
+                "they name changed (a definition added, removed, renamed or moved, a "
+                "package's __init__.py added or removed, or what a Go package declares)"
             )
         if run.reanalysis:
             parts.append(f"  {run.reanalysis}")

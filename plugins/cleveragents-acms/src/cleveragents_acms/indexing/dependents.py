@@ -21,7 +21,10 @@ still come out differently from a cold index of the same files:
   (``crate::parser::Span`` re-exported from ``parser::spans``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
   dotted name, and so what its relative imports name, changed; or a Go file below a
-  folder whose ``go.mod`` came, went or changed: its package's import path did.
+  folder whose ``go.mod`` came, went or changed: its package's import path did;
+* it is a Go file of a package whose types, methods, interfaces or embeddings the
+  refresh changed, and which of its types implement which interfaces changed with
+  them (``go_interfaces``).
 
 Analysing those files again (their nodes are then revised only where their
 edges changed) leaves the edges a cold index gives.
@@ -33,6 +36,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from cleveragents_acms.analyzers._common import PACKAGE_GUESSES
+from cleveragents_acms.indexing.go_interfaces import (
+    GO_DECLARATIONS,
+    go_folder,
+    package_facts,
+    stale_implementations,
+)
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
     RUST_HOPS,
@@ -84,7 +93,34 @@ def dependent_files(
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(nodes, resource_id, guessed, present)
+    found |= _go_packages_changed(nodes, resource_id, now, touched, present)
     return (found - touched) & set(present)
+
+
+def _go_packages_changed(
+    nodes: NodeStore,
+    resource_id: str,
+    now: Sequence[UKONode],
+    touched: set[str],
+    present: Sequence[str],
+) -> set[str]:
+    """The other Go files of the packages whose declarations (:func:`package_facts`) in
+    the touched files changed, whose types now implement other interfaces than their
+    stored edges say (:func:`stale_implementations`)."""
+    paths = [p for p in touched if go_folder(p) is not None]
+    if not paths:
+        return set()
+    before = package_facts(nodes.nodes_in_files(resource_id, paths, GO_DECLARATIONS))
+    after = package_facts(now)
+    folders = {f for f in before.keys() | after.keys() if before.get(f) != after.get(f)}
+    if not folders:
+        return set()
+    others = [
+        n
+        for n in nodes.nodes_in_folders(resource_id, folders, ".go", GO_DECLARATIONS)
+        if n.path not in touched
+    ]
+    return stale_implementations(others, now) & set(present)
 
 
 def _files_below(

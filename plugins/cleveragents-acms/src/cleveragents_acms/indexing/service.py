@@ -43,6 +43,11 @@ from cleveragents_acms.indexing.analysis import (
     changed_analyzers,
 )
 from cleveragents_acms.indexing.dependents import dependent_files
+from cleveragents_acms.indexing.go_interfaces import (
+    GO_DECLARATIONS,
+    add_implementations,
+    go_folder,
+)
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
@@ -696,6 +701,21 @@ class RepoIndexingService:
         with _phase(run, "record"):
             return self._record_files(index_id, known, changed, touched_only, removed, by_path, run)
 
+    @staticmethod
+    def _add_go_implementations(
+        index: ProjectIndex, resource_id: str, new: Sequence[UKONode], changed_paths: set[str]
+    ) -> None:
+        """Which of the run's Go types implement which interfaces of their packages, also
+        declared by the packages' files the run leaves as they are (``go_interfaces``)."""
+        folders = {f for n in new if (f := go_folder(n.path)) is not None}
+        if not folders:
+            return
+        others = []
+        if index.nodes.has_resource(resource_id):
+            found = index.nodes.nodes_in_folders(resource_id, folders, ".go", GO_DECLARATIONS)
+            others = [n for n in found if n.path not in changed_paths]
+        add_implementations(new, others)
+
     def _write(
         self,
         index: ProjectIndex,
@@ -731,6 +751,7 @@ class RepoIndexingService:
                 )
                 stored = [n for n in known.values() if n.path not in changed_paths]
                 resolve_edges(new_nodes, stored)
+                self._add_go_implementations(index, resource_id, new_nodes, changed_paths)
                 inserts, revised_uris = [], []
                 moved: list[UKONode] = []  # revised only because an edit above moved them
                 new_uris = set()

@@ -604,6 +604,47 @@ class NodeStore:
         """The current nodes (without renderings) ``uris`` of ``resource_id``."""
         return self._light_nodes("+resource_id IN ({ids}) AND uri", [resource_id], uris)
 
+    def nodes_in_files(
+        self, resource_id: str, paths: Iterable[str], uko_types: Iterable[str]
+    ) -> list[UKONode]:
+        """The current nodes (without renderings, with edges) of ``uko_types`` in the files
+        ``paths``."""
+        found: list[UKONode] = []
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found += self._with_edges(
+                f"path IN ({','.join('?' * len(chunk))})", chunk, resource_id, uko_types
+            )
+        return found
+
+    def nodes_in_folders(
+        self, resource_id: str, folders: Iterable[str], suffix: str, uko_types: Iterable[str]
+    ) -> list[UKONode]:
+        """The current nodes (without renderings, with edges) of ``uko_types`` in the
+        ``suffix`` files right in ``folders`` (``""``: the resource's root), not in the
+        folders below them."""
+        found: list[UKONode] = []
+        for folder in sorted(set(folders)):
+            # The files of a folder sort between "folder/" and "folder0" ('0' follows '/').
+            low, high = (f"{folder}/", f"{folder}0") if folder else ("", "\U0010ffff")
+            nodes = self._with_edges("path >= ? AND path < ?", [low, high], resource_id, uko_types)
+            found += [n for n in nodes if n.path.endswith(suffix) and "/" not in n.path[len(low) :]]
+        return found
+
+    def _with_edges(
+        self, condition: str, args: Sequence[str], resource_id: str, uko_types: Iterable[str]
+    ) -> list[UKONode]:
+        types = sorted(set(uko_types))
+        rows = self._db.execute(
+            f"SELECT {_LIGHT}, edges FROM nodes WHERE is_current = 1 AND resource_id = ? "
+            f"AND {condition} AND uko_type IN ({','.join('?' * len(types))})",
+            (resource_id, *args, *types),
+        )
+        return [
+            _light_node(row, edges=[tuple(e) for e in json.loads(row["edges"])]) for row in rows
+        ]
+
     def nodes_of_type(self, resource_id: str, uko_type: str) -> list[UKONode]:
         """The current nodes (without renderings) of one UKO type in ``resource_id``."""
         return self._light_nodes("resource_id IN ({ids}) AND uko_type", [resource_id], [uko_type])
