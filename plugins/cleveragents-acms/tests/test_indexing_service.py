@@ -1678,7 +1678,7 @@ def test_go_types_implement_interfaces_as_their_package_s_files_change(
     assert (run.files_analyzed, run.files_dependent) == (2, 0)
     assert _implements(service, "go") == both
     # A method no interface asks for: the package declares more, no type implements more.
-    extra.write_text(extra.read_text() + "\nfunc (s Square) Name() string { return \"\" }\n")
+    extra.write_text(extra.read_text() + '\nfunc (s Square) Name() string { return "" }\n')
     run = refresh()
     assert (run.files_analyzed, run.files_dependent) == (1, 0)
     # A new interface that asks for less, in a new file; then the two methods go again.
