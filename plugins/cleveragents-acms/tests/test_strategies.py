@@ -393,6 +393,42 @@ def test_navigator_breadth_is_capped_by_max_hops(corpus: Corpus) -> None:
     assert {f.metadata["focus_distance"] for f in fragments} <= {"0", "1"}
 
 
+def test_navigator_goes_from_a_go_interface_to_the_types_that_implement_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Go says nowhere that ``Square`` implements ``Shape``: the derived ``implements``
+    edge is what leads from the interface to it (no call or import links the files)."""
+    root = tmp_path / "go" / "shapes"
+    root.mkdir(parents=True)
+    (root / "shape.go").write_text(
+        "package shapes\n\ntype Shape interface {\n\tArea() float64\n}\n"
+    )
+    (root / "square.go").write_text(
+        "package shapes\n\ntype Square struct{ side float64 }\n\n"
+        "func (s Square) Area() float64 { return s.side * s.side }\n"
+    )
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    host = PluginHost.load(env={})
+    config = load_config(cwd=tmp_path, env={})
+    database = Database.for_sqlite_file(tmp_path / "home" / "cleveragents.db")
+    try:
+        RepoIndexingService(database, host.registry, config, workers=1).index_resource(
+            RESOURCE_A, root.parent, project="go"
+        )
+        index = ProjectIndex.open("go", host.registry, config, create=False)
+        try:
+            source = NodeStoreSource(index.nodes, {RESOURCE_A}, tokenizer=CL100K)
+            backends = Corpus(index, source).backends()
+            request = ContextRequest(focus=("shapes/shape.go#Shape",), breadth=1)
+            fragments = run(BreadthDepthNavigatorStrategy(), request, backends)
+        finally:
+            index.close()
+    finally:
+        database.dispose()
+    near = {f.uko_node for f in fragments if f.metadata["focus_distance"] == "1"}
+    assert uri("shapes/square.go", "Square") in near
+
+
 # -- arce ------------------------------------------------------------------------------------
 
 

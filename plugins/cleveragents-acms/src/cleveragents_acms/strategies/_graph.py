@@ -3,7 +3,9 @@
 The UKO graph (see :mod:`cleveragents_acms.backends.graph`) links nodes by
 ``uko:contains`` (file -> class -> method), ``uko:dependsOn`` (imports,
 calls, bases, decorators), ``uko:references`` (types a signature names),
-``uko-oo:inheritsFrom`` and ``uko-code:testsCallable``. A :class:`GraphView`
+``uko-oo:inheritsFrom``, ``uko-oo:implements`` (Java's and TypeScript's
+``implements``, Go's types and the interfaces of their package they satisfy) and
+``uko-code:testsCallable``. A :class:`GraphView`
 batches its reads into SPARQL ``VALUES`` queries when the backend speaks
 SPARQL, and falls back to ``get_triples``/basic patterns for simpler backends
 (such as the kernel's in-memory one). Every read goes through the scoped view
@@ -29,6 +31,7 @@ __all__ = [
     "CONTAINS",
     "DEPENDS_ON",
     "GRAPH_EDGES",
+    "IMPLEMENTS",
     "INHERITS_FROM",
     "NAME",
     "REFERENCES",
@@ -42,12 +45,14 @@ CONTAINS = UKO + "contains"
 DEPENDS_ON = UKO + "dependsOn"
 REFERENCES = UKO + "references"
 INHERITS_FROM = LAYERS["uko-oo"][0] + "inheritsFrom"
+IMPLEMENTS = LAYERS["uko-oo"][0] + "implements"
 TESTS_CALLABLE = LAYERS["uko-code"][0] + "testsCallable"
 DECORATED_BY = LAYERS["uko-py"][0] + "decoratedBy"
 #: The structural links worth following, with how strongly each ties two nodes.
 GRAPH_EDGES: dict[str, float] = {
     DEPENDS_ON: 1.0,
     INHERITS_FROM: 1.0,
+    IMPLEMENTS: 1.0,
     REFERENCES: 0.5,
     CONTAINS: 0.7,
     TESTS_CALLABLE: 0.3,

@@ -6,7 +6,7 @@
    text backend, the nodes its names denote and the files it mentions.
 2. **Breadth.** ``request.breadth`` hops (at most
    ``context.strategies.breadth-depth-navigator.max-hops``) over ``dependsOn``,
-   ``contains``, ``references``, ``inheritsFrom``, ``testsCallable`` links in
+   ``contains``, ``references``, ``inheritsFrom``, ``implements``, ``testsCallable`` links in
    both directions. Each hop expands only its ``beam`` best-connected new
    nodes, so a hub (a base class every model inherits) cannot flood the
    neighbourhood; the whole neighbourhood is capped at ``max_nodes``.
