@@ -129,3 +129,31 @@ def test_has_resource_counts_retired_versions_and_no_other_resource(tmp_path: Pa
     assert store.has_resource(RESOURCE)  # only retired versions left
     assert not store.has_resource(other)
     store.close()
+
+
+def test_nodes_in_folders_takes_a_folder_s_own_files_with_their_edges(tmp_path: Path) -> None:
+    """What the Go packages are read from: the files right in each folder (the resource's
+    root is ``""``), not those of the folders below, nor a folder whose name merely starts
+    the same; each node with its edges; only the UKO types asked for."""
+    store = NodeStore(tmp_path / "nodes.db")
+    paths = ["a.go", "b.txt.go", "lib/x.go", "lib/sub/y.go", "lib2/z.go", "lib/w.py"]
+    nodes = [_node(path, "Thing") for path in paths]
+    for node in nodes:
+        node.uko_type = "uko-proc:Struct"
+        node.edges = [("uko-oo:inheritsFrom", f"symbol:go:{node.path}.Base")]
+    other = _node("lib/v.go", "run")  # a function: another UKO type
+    store.insert([(n, "fp", None) for n in [*nodes, other]], valid_from="2026-01-01T00:00:00Z")
+
+    def found(folders: list[str]) -> list[str]:
+        return sorted(
+            n.path for n in store.nodes_in_folders(RESOURCE, folders, ".go", {"uko-proc:Struct"})
+        )
+
+    assert found([""]) == ["a.go", "b.txt.go"]
+    assert found(["lib"]) == ["lib/x.go"]
+    assert found(["lib", "lib/sub"]) == ["lib/sub/y.go", "lib/x.go"]
+    (x,) = store.nodes_in_folders(RESOURCE, ["lib"], ".go", {"uko-proc:Struct"})
+    assert x.edges == [("uko-oo:inheritsFrom", "symbol:go:lib/x.go.Base")]
+    by_file = store.nodes_in_files(RESOURCE, ["lib/x.go", "lib/v.go"], {"uko-proc:Struct"})
+    assert [(n.path, n.edges) for n in by_file] == [(x.path, x.edges)]
+    store.close()
