@@ -7,7 +7,7 @@ import os
 import random
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import version
 from pathlib import Path
@@ -139,16 +139,24 @@ def _refreshed(
 
 
 def _cold_edges(
-    service: RepoIndexingService, root: Path, project: str, home: Path, monkeypatch: Any
-) -> dict[str, Any]:
-    """:func:`_current_edges` of a cold index of ``root`` into a home of its own."""
+    service: RepoIndexingService,
+    root: Path,
+    project: str,
+    home: Path,
+    monkeypatch: Any,
+    read: Callable[[RepoIndexingService, str], Any] | None = None,
+) -> Any:
+    """What ``read(service, project)`` (:func:`_current_edges` by default) gives of a
+    cold index of ``root`` into a home of its own."""
     own = home.parent / "home"
     monkeypatch.setenv("CLEVERAGENTS_HOME", str(home))
     database = Database.for_sqlite_file(home / "cleveragents.db")
     try:
         cold = RepoIndexingService(database, service.registry, service.config, workers=2)
         cold.index_resource(RESOURCE_A, root, project=project)
-        return _current_edges(cold, project, RESOURCE_A)
+        if read is None:
+            return _current_edges(cold, project, RESOURCE_A)
+        return read(cold, project)
     finally:
         database.dispose()
         monkeypatch.setenv("CLEVERAGENTS_HOME", str(own))
@@ -1594,15 +1602,8 @@ def test_a_node_an_edit_above_moved_keeps_its_vector_with_its_new_lines(
     assert len(moved) > 10
     assert after["stats"]["updated"] == len(moved)
     assert after["stats"]["delta"] == 2  # the two modules: their text changed
-    cold_home = tmp_path / "cold"
-    monkeypatch.setenv("CLEVERAGENTS_HOME", str(cold_home))
-    database = Database.for_sqlite_file(cold_home / "cleveragents.db")
-    try:
-        cold = RepoIndexingService(database, service.registry, service.config, workers=2)
-        cold.index_resource(RESOURCE_A, corpus, project="demo")
-        assert after["entries"] == _vector_entries(cold, "demo")["entries"]
-    finally:
-        database.dispose()
+    cold = _cold_edges(service, corpus, "demo", tmp_path / "cold", monkeypatch, _vector_entries)
+    assert after["entries"] == cold["entries"]
 
 
 def _implements(service: RepoIndexingService, project: str) -> set[tuple[str, str]]:
@@ -1653,15 +1654,7 @@ def test_go_types_implement_interfaces_as_their_package_s_files_change(
 
     def cold() -> set[tuple[str, str]]:
         home = tmp_path / f"cold-{len(list(tmp_path.glob('cold-*')))}"
-        monkeypatch.setenv("CLEVERAGENTS_HOME", str(home))
-        database = Database.for_sqlite_file(home / "cleveragents.db")
-        try:
-            fresh = RepoIndexingService(database, service.registry, service.config, workers=2)
-            fresh.index_resource(RESOURCE_A, root, project="go")
-            return _implements(fresh, "go")
-        finally:
-            database.dispose()
-            monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+        return _cold_edges(service, root, "go", home, monkeypatch, _implements)
 
     # Square's missing method, declared in another file: square.go, whose types now
     # implement more, is analysed again (Cube has Square's methods); solid.go is not.
