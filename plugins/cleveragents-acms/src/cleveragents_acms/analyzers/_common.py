@@ -19,6 +19,8 @@ __all__ = [
     "DEFAULT_EXPORT",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
+    "IMPLEMENTS",
+    "INHERITS_FROM",
     "MACRO_KEY",
     "MODULE_EXPORT",
     "PACKAGE_GUESSES",
@@ -253,6 +255,10 @@ PACKAGE_GUESSES = "package_guesses"
 MACRO_KEY = "macro:"
 #: The UKO type of a Rust ``macro_rules!`` definition's node.
 RUST_MACRO = "uko-rs:Macro"
+#: A class's (a struct's, an interface's) base or embedded type.
+INHERITS_FROM = "uko-oo:inheritsFrom"
+#: A type's interface: declared (Java, TypeScript) or derived (Go's, by the indexer).
+IMPLEMENTS = "uko-oo:implements"
 #: The property of a JavaScript declaration's members when its file says ``module.exports
 #: = Layer``: ``Layer``, so ``Layer.match`` also answers for ``<module>.match``, what a
 #: call on ``new (require("./layer"))()`` names.

@@ -35,6 +35,7 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    INHERITS_FROM,
     NodeFactory,
     collapse,
     dedupe,
@@ -62,7 +63,6 @@ __all__ = ["PythonAnalyzer", "module_name_for"]
 
 DEPENDS_ON = "uko:dependsOn"
 REFERENCES = "uko:references"
-INHERITS_FROM = "uko-oo:inheritsFrom"
 TESTS_CALLABLE = "uko-code:testsCallable"
 
 DECORATED_BY = "uko-py:decoratedBy"

@@ -39,6 +39,8 @@ from cleveragents.models.uko import (
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
     GUESSED_TARGETS,
+    IMPLEMENTS,
+    INHERITS_FROM,
     MACRO_KEY,
     MODULE_EXPORT,
     PACKAGE_GUESSES,
@@ -69,8 +71,6 @@ __all__ = [
 Node = Any  # tree_sitter.Node
 
 DEPENDS_ON = "uko:dependsOn"
-INHERITS_FROM = "uko-oo:inheritsFrom"
-IMPLEMENTS = "uko-oo:implements"
 IMPLEMENTS_TRAIT = "uko-rs:implementsTrait"
 IMPL_FOR = "uko-rs:implFor"
 

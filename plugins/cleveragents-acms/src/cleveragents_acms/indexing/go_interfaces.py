@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from cleveragents.models.uko import UKONode
-from cleveragents_acms.analyzers._common import go_package_symbol
+from cleveragents_acms.analyzers._common import IMPLEMENTS, INHERITS_FROM, go_package_symbol
 
 __all__ = [
     "GO_DECLARATIONS",
@@ -47,8 +47,6 @@ __all__ = [
     "stale_implementations",
 ]
 
-IMPLEMENTS = "uko-oo:implements"
-_INHERITS_FROM = "uko-oo:inheritsFrom"
 _INTERFACE = "uko-oo:Interface"
 _METHOD = "uko-oo:Method"
 _MODULE = "uko-code:Module"
@@ -82,7 +80,6 @@ class _Package:
     """What a package declares: its types, each one's methods and embedded types. A
     folder may hold two (``shapes`` and the external tests' ``shapes_test``)."""
 
-    folder: str
     #: Each name's declarations: several when build constraints pick one per platform.
     types: dict[str, list[UKONode]] = field(default_factory=dict)
     #: Each type's methods: name -> the signatures declared (None: one not read).
@@ -98,7 +95,7 @@ class _Package:
         elif node.uko_type in _TYPES and node.qualname and "." not in node.qualname:
             self.types.setdefault(node.qualname, []).append(node)
             self.embeds.setdefault(node.qualname, []).extend(
-                self._local(node, target) for p, target in node.edges if p == _INHERITS_FROM
+                self._local(node, target) for p, target in node.edges if p == INHERITS_FROM
             )
 
     def _local(self, node: UKONode, target: str) -> str:
@@ -243,7 +240,7 @@ def _packages(nodes: Iterable[UKONode]) -> dict[tuple[str, str], _Package]:
     for node in nodes:
         if node.uko_type != _MODULE:
             key = (go_folder(node.path) or "", names.get(node.path, ""))
-            packages.setdefault(key, _Package(key[0])).add(node)
+            packages.setdefault(key, _Package()).add(node)
     return packages
 
 
