@@ -284,6 +284,10 @@ def _light_node(row: sqlite3.Row, **more: Any) -> UKONode:
     )
 
 
+def _row_edges(row: sqlite3.Row) -> list[tuple[str, str]]:
+    return [tuple(e) for e in json.loads(row["edges"])]
+
+
 def _row_to_stored(row: sqlite3.Row) -> StoredNode:
     renderings = {int(k): v for k, v in json.loads(_decompress(row["renderings"])).items()}
     node = _light_node(
@@ -291,7 +295,7 @@ def _row_to_stored(row: sqlite3.Row) -> StoredNode:
         parent=row["parent"],
         language=row["language"],
         renderings=renderings,
-        edges=[tuple(e) for e in json.loads(row["edges"])],
+        edges=_row_edges(row),
     )
     return StoredNode(
         node,
@@ -641,9 +645,7 @@ class NodeStore:
             f"AND {condition} AND uko_type IN ({','.join('?' * len(types))})",
             (resource_id, *args, *types),
         )
-        return [
-            _light_node(row, edges=[tuple(e) for e in json.loads(row["edges"])]) for row in rows
-        ]
+        return [_light_node(row, edges=_row_edges(row)) for row in rows]
 
     def nodes_of_type(self, resource_id: str, uko_type: str) -> list[UKONode]:
         """The current nodes (without renderings) of one UKO type in ``resource_id``."""
