@@ -108,6 +108,7 @@ DEFAULTS: dict[str, Any] = {
     "context.strategies.arce.max-rounds": 3,
     "context.strategies.breadth-depth-navigator.max-hops": 4,
     "context.query.min-relevance": 0.3,
+    # 0: no limit
     "context.file.max-size": 1_048_576,
     "context.file.max-total-size": 52_428_800,
     "context.budget.refresh-threshold": 0.30,

@@ -83,6 +83,23 @@ def test_files_left_out_by_the_total_size_limit_are_named(tmp_path: Path, repo: 
     assert data["run"]["skipped_reasons"]["total-size-limit"] >= 1
 
 
+def test_a_size_limit_of_zero_is_no_limit(tmp_path: Path, repo: Path) -> None:
+    """``context.file.max-size`` and ``max-total-size`` set to 0 lift the limits instead of
+    leaving every file with content out."""
+    home = tmp_path / "home"
+    (repo / "notes.txt").write_text("a line of notes, one of many\n" * 45_000)  # 1.3 MB
+    default = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    assert default["run"]["skipped_reasons"].get("too-large") == 1
+    _run(home, "config", "set", "context.file.max-size", "0")
+    _run(home, "config", "set", "context.file.max-total-size", "0")
+    lifted = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
+    assert "too-large" not in lifted["run"]["skipped_reasons"]
+    assert "total-size-limit" not in lifted["run"]["skipped_reasons"]
+    assert lifted["index"]["file_count"] == default["index"]["file_count"] + 1
+    hits = json.loads(_run(home, "index", "search", "notes", "--project", "shop", "--json").stdout)
+    assert any(hit["path"] == "notes.txt" for hit in hits["results"])
+
+
 def test_an_edit_under_the_total_size_limit_leaves_the_other_files_indexed(
     tmp_path: Path, repo: Path
 ) -> None:

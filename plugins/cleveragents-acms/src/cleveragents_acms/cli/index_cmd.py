@@ -77,7 +77,8 @@ def summary(resource: Any, result: Any) -> str:
         if over:
             parts.append(
                 f"  warning: {over} files were left out because the index reached its "
-                "total-size limit (context.file.max-total-size); raise it to index them"
+                "total-size limit (context.file.max-total-size); raise it, or set it to 0 for "
+                "no limit, to index them"
             )
         if meta.file_count == 0:
             parts.append(

@@ -18,6 +18,7 @@ import errno
 import gc
 import os
 import socket
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -541,6 +542,11 @@ class RepoIndexingService:
             raise CleverAgentsError("no analyzers are registered; is cleveragents-acms installed?")
         return specs
 
+    def _size_limit(self, given: int | None, key: str) -> int | None:
+        """A size limit in bytes: ``given``, else the configured ``key``; 0 is no limit."""
+        value = given if given is not None else self.config.get(key)
+        return int(value) if value else None
+
     def _run(
         self,
         index_id: str,
@@ -571,9 +577,9 @@ class RepoIndexingService:
             stats = _file_stats(known)
             discovery = discover(
                 root,
-                max_file_size=max_file_size
-                or int(self.config.get("context.file.max-size", 1_048_576)),
-                max_total_size=max_total_size or self.config.get("context.file.max-total-size"),
+                max_file_size=self._size_limit(max_file_size, "context.file.max-size")
+                or sys.maxsize,
+                max_total_size=self._size_limit(max_total_size, "context.file.max-total-size"),
                 include_globs=include_globs,
                 exclude_globs=exclude_globs,
                 known=None if force else stats,
