@@ -1,7 +1,5 @@
 """``python -m cleveragents`` is the ``cleveragents`` command."""
 
-import sys
+from cleveragents.cli.main import run
 
-from cleveragents.cli.main import main
-
-sys.exit(main())
+run()

@@ -8,6 +8,7 @@ again on the root group so ``--help`` documents them.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -146,4 +147,10 @@ def _report(exc: BaseException, debug: bool, line: str, *, unexpected: bool = Fa
 
 def run() -> None:
     """Console-script wrapper: exit with :func:`main`'s code."""
-    sys.exit(main())
+    code = main()
+    # The process ends here: the interpreter's shutdown would walk every object still
+    # alive in cyclic garbage collections (0.15-0.25 s after an index refresh, a sixth of
+    # a one-file refresh through this command). Frozen objects are left to the
+    # process's end; their files are already closed and their stores committed.
+    gc.freeze()
+    sys.exit(code)
