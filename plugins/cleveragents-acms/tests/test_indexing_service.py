@@ -995,6 +995,31 @@ def test_touch_without_change_is_not_reanalysed(service: RepoIndexingService, co
     assert run is not None and run.files_analyzed == 0
 
 
+def test_a_refresh_reports_the_files_its_index_now_records(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """The files a refresh returns are those the index records after it: changed, touched,
+    added and removed files included, each with its new size and time stamp."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    changed = corpus / "cleveragents" / "errors.py"
+    changed.write_text(changed.read_text() + "\n\ndef added():\n    return 2\n")
+    touched = corpus / "cleveragents" / "paths.py"
+    touched.write_bytes(touched.read_bytes())
+    os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10**9))
+    (corpus / "cleveragents" / "ids.py").unlink(missing_ok=True)
+    (corpus / "latin1.py").unlink()
+    (corpus / "added.py").write_text("def new_one():\n    return 3\n")
+    done = service.refresh_index(RESOURCE_A, corpus)
+    stored = service.get_index(RESOURCE_A, "demo")
+    assert stored is not None
+    assert done.files == tuple(sorted(stored.files, key=lambda f: f.path))
+    by_path = {f.path: f for f in done.files}
+    assert "latin1.py" not in by_path and "added.py" in by_path
+    assert by_path["cleveragents/errors.py"].size_bytes == changed.stat().st_size
+    assert by_path["cleveragents/paths.py"].last_modified == str(touched.stat().st_mtime_ns)
+    assert done.metadata.file_count == len(done.files)
+
+
 def test_revision_chain_and_removed_files(service: RepoIndexingService, corpus: Path) -> None:
     """A changed node is kept as a retired version; its successor points back to it."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

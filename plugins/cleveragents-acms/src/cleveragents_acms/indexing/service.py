@@ -952,22 +952,25 @@ class RepoIndexingService:
             ]
             if rows:
                 conn.execute(insert(indexed_files), rows)
-            for a in touched_only:
+            touched = {a.relative: str(by_path[a.relative].mtime_ns) for a in touched_only}
+            for path, mtime in touched.items():
                 conn.execute(
                     update(indexed_files)
-                    .where(
-                        indexed_files.c.index_id == index_id,
-                        indexed_files.c.path == a.relative,
-                    )
-                    .values(last_modified=str(by_path[a.relative].mtime_ns))
+                    .where(indexed_files.c.index_id == index_id, indexed_files.c.path == path)
+                    .values(last_modified=mtime)
                 )
-            files = tuple(
-                _file_record(r)
-                for r in conn.execute(
-                    select(indexed_files).where(indexed_files.c.index_id == index_id)
-                ).mappings()
-            )
-        return files
+        # The table now holds what the run read before and wrote since (the index is
+        # claimed: no other writer): built from those, not read back (12k rows: 60 ms).
+        written = {row["path"]: row for row in rows}
+        gone = set(removed)
+        records = [
+            _file_record({**row, "last_modified": touched[path]} if path in touched else row)
+            for path, row in known.items()
+            if path not in written and path not in gone
+        ]
+        records.extend(_file_record(row) for row in rows)
+        records.sort(key=lambda record: record.path)
+        return tuple(records)
 
     def _finish(
         self, index_id: str, files: Iterable[FileRecord], run: IndexRun, analyzers: str
