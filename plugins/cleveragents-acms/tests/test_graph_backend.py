@@ -545,6 +545,26 @@ def test_closing_flushes_a_large_log_so_readers_need_not_replay_it(
     reader.close()
 
 
+def test_a_writer_keeps_only_the_newest_diagnostic_logs(tmp_path: Path) -> None:
+    """Each writer's open starts a RocksDB diagnostic log and keeps the last as
+    ``LOG.old.*``: closing a writer removes all but the newest few, and the store still
+    holds every write."""
+    import cleveragents_acms.backends.graph as graph_module
+
+    location = tmp_path / "graph"
+    for step in range(graph_module._INFO_LOGS_KEPT + 4):
+        backend = OxigraphGraphBackend(location)
+        backend.add_nodes([function(RES_A, "m.py", f"f{step}")], valid_from=T1)
+        backend.close()
+    old_logs = sorted(p.name for p in location.glob("LOG.old.*"))
+    assert len(old_logs) == graph_module._INFO_LOGS_KEPT
+    reader = OxigraphGraphBackend(location, read_only=True)
+    for step in range(graph_module._INFO_LOGS_KEPT + 4):
+        assert reader.get_triples(node_uri(RES_A, "m.py", f"f{step}")).triples
+    reader.close()
+    assert sorted(p.name for p in location.glob("LOG.old.*")) == old_logs  # readers write none
+
+
 def test_retire_with_a_renamed_successor(backend: OxigraphGraphBackend) -> None:
     """A successor under another URI points to the retired version."""
     old, new = function(RES_A, "m.py", "old_name"), function(RES_A, "m.py", "new_name")
