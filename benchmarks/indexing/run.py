@@ -15,7 +15,8 @@ about 6,800 files. It measures, in one run:
 
 * cold full index (files/s, peak RSS, index size on disk),
 * warm refresh with no change, and refresh after one changed file (five files, one at
-  a time: the median and each time),
+  a time: the median and each time), in this process and then through the command as a
+  user runs it (`cleveragents index ROOT`, a process each time: `refresh_one_file_cli`),
 * refresh after a line is added at the top of each of the 118 files of Django's
   ``django/db`` (every node in them moves and is revised), then after it is taken out
   again, both twice: seconds, milliseconds per revised node, the graph and commit
@@ -137,6 +138,59 @@ def open_service(work: Path, *, without_vectors: bool) -> tuple[Any, Any, Any]:
     host = PluginHost.load(["no:faiss"] if without_vectors else [])
     database = Database.for_sqlite_file(work / "home" / "cleveragents.db")
     return host, database, RepoIndexingService(database, host.registry, load_config(cwd=work))
+
+
+def one_file_refreshes_through_the_cli(
+    database: Any, work: Path, root: Path, targets: list[Path]
+) -> dict[str, Any]:
+    """Five one-file refreshes as a user runs them, `cleveragents index ROOT`, each in a
+    process of its own (its start-up, imports and exit included), beside its peer, the
+    bare interpreter's start (`python -c pass`), and the in-process refreshes above."""
+    from cleveragents.cli.resource_cmd import describe_location
+    from cleveragents.models.resources import Resource
+    from cleveragents.storage.repositories import ResourceRepository
+
+    # The benchmark's resource, registered where the command looks it up (by location).
+    location, resource_type, properties = describe_location(str(root), "auto")
+    with database.session() as session:
+        ResourceRepository(session).add(
+            Resource(
+                resource_id=RESOURCE_ID,
+                name="bench",
+                resource_type_name=resource_type,
+                location=str(location),
+                properties=properties,
+            )
+        )
+    env = {
+        **os.environ,
+        "CLEVERAGENTS_HOME": str(work / "home"),
+        "CLEVERAGENTS_CONTEXT__FILE__MAX_TOTAL_SIZE": "0",  # no limit, as in-process
+    }
+    cli = str(Path(sys.executable).with_name("cleveragents"))
+    command = [cli, "index", str(root), "--project", "bench", "--json"]
+
+    def timed(argv: list[str]) -> tuple[float, str]:
+        start = time.perf_counter()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        return time.perf_counter() - start, done.stdout
+
+    timed(command)  # the in-process runs' last change, and the file-system cache
+    times, analysed = [], []
+    for target in targets:
+        target.write_text(target.read_text() + "\n\ndef benchmark_added_by_cli():\n    return 2\n")
+        seconds, out = timed(command)
+        times.append(seconds)
+        analysed.append(json.loads(out)["run"]["files_analyzed"])
+    python = statistics.median(timed([sys.executable, "-c", "pass"])[0] for _ in range(5))
+    median = statistics.median(times)
+    return {
+        "seconds": round(median, 3),
+        "all_s": [round(t, 3) for t in times],
+        "analysed": analysed,
+        "peer_python_start_s": round(python, 3),
+        "above_python_start_s": round(median - python, 3),
+    }
 
 
 def cold_only(corpus: Path, *, without_vectors: bool) -> dict[str, Any]:
@@ -396,6 +450,9 @@ def main() -> None:
     results["refresh_one_file_analysed"] = analysed
     results["refresh_one_file_phases_s"] = phases[middle]
     results["refresh_one_file_slowest_phases_s"] = phases[times.index(max(times))]
+    results["refresh_one_file_cli"] = one_file_refreshes_through_the_cli(
+        database, work, root, targets
+    )
     # A module many files import, deleted, then put back: the refresh also analyses again
     # the unchanged files whose edges pointed at it, then those naming it unresolved.
     module = root / "Django-5.1.4" / "django" / "utils" / "timezone.py"
