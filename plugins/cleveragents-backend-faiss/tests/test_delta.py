@@ -501,3 +501,33 @@ def test_a_delta_whose_updates_do_not_match_the_base_is_set_aside(tmp_path: Path
     broken = FaissVectorBackend(tmp_path / "v", **LAZY)
     assert broken.needs_rebuild and "updates" in (broken.corruption or "")
     assert broken.count() == 0
+
+
+def test_a_reopened_delta_is_searched_without_a_uri_map_and_written_with_one(
+    tmp_path: Path,
+) -> None:
+    """An index whose delta removes, updates and adds entries opens without deriving its
+    URI -> id map (a search and counts need none); the writes after it find the URIs, and
+    what they commit reads back the same."""
+    backend, vectors = committed_base(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    backend.delete_uris([f"a#{i}" for i in range(3)])
+    backend.update_metadata({f"a#{i}": {"n": "moved"} for i in range(3, 40)})
+    backend.add(chunks("b", 4), random_vectors(4, seed=3), resource_id=B)
+    backend.commit()
+    reopened = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    assert (reopened.count(A), reopened.count(B), reopened.count()) == (197, 4, 201)
+    assert hit(reopened, vectors[5]) == ("a#5", "content a 5", {"n": "moved"})
+    assert hit(reopened, vectors[50]) == ("a#50", "content a 50", {"n": "50"})
+    assert reopened._uri_map is None
+    assert reopened.delete_uris(["a#5", "b#1", "a#0"]) == 2  # a#0 went before
+    reopened.add(chunks("a", 1, start=6), random_vectors(1, seed=9), resource_id=A)
+    assert reopened.update_metadata({"a#7": {"n": "again"}, "a#5": {"n": "gone"}}) == {"a#5"}
+    reopened.commit()
+    again = FaissVectorBackend(tmp_path / "v", exact_scope_limit=0, **LAZY)
+    assert (again.count(A), again.count(B)) == (196, 3)
+    found = again.similarity_search(vectors[7], scope=frozenset({A, B}), top_k=300)
+    by_uri = {r.uko_uri: r for r in found}
+    assert len(by_uri) == len(found) == 199
+    assert not {"a#0", "a#5", "b#1"} & set(by_uri)
+    assert by_uri["a#7"].metadata["n"] == "again" and by_uri["a#8"].metadata["n"] == "moved"
+    assert hit(again, random_vectors(1, seed=9)[0])[0] == "a#6"  # its new vector

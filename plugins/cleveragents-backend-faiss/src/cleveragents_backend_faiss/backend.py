@@ -125,8 +125,10 @@ class FaissVectorBackend:
         self._checked: set[str] = set()
         #: Every live vector: base entries opened from the keys file carry no content yet.
         self._entries: MutableMapping[int, storage.Entry] = {}
-        self._uri_ids: dict[str, int] = {}
-        self._resource_ids: dict[str, set[int]] = {}
+        #: URI -> id and resource -> ids of ``_entries``, derived from them when first
+        #: needed (None until then: a search needs no URI map, and 178k URIs take 50 ms).
+        self._uri_map: dict[str, int] | None = {}
+        self._resource_map: dict[str, set[int]] | None = {}
         #: Sorted id arrays per resource and the last scope's selector, rebuilt after writes.
         self._resource_arrays: dict[str, np.ndarray] = {}
         self._scope_cache: tuple[int, frozenset[str], Any, Any] | None = None
@@ -216,24 +218,39 @@ class FaissVectorBackend:
             shape = (len(delta_entries), manifest.dimension)
             if matrix.dtype != np.float32 or matrix.shape != shape:
                 raise storage.CorruptIndexError("the delta vectors do not match the delta entries")
-            if not all(vector_id in entries for vector_id in deleted):
+            if isinstance(entries, storage.EntryTable):
+                deleted_rows = entries.base_rows(sorted(deleted))
+                held = bool((deleted_rows >= 0).all())
+            else:
+                held = all(vector_id in entries for vector_id in deleted)
+            if not held:
                 raise storage.CorruptIndexError("the delta removes vectors the base does not hold")
             if (
                 _max_id(entries) >= delta_start
                 or min(delta_entries, default=delta_start) < delta_start
             ):
                 raise storage.CorruptIndexError("the delta's ids overlap the base's")
-            if len(updated) != manifest.updated or not all(
-                vector_id in entries and vector_id not in deleted for vector_id in updated
+            # One search for the thousands of ids a delta may name, not one each.
+            if isinstance(entries, storage.EntryTable):
+                rows = entries.base_rows(updated)
+                base_entries = [entries.base_entry(row) for row in rows.tolist() if row >= 0]
+            else:
+                base_entries = [entries[i] for i in updated if i in entries]
+            if (
+                len(updated) != manifest.updated
+                or len(base_entries) != len(updated)
+                or not deleted.isdisjoint(updated)
             ):
                 raise storage.CorruptIndexError("the delta updates entries the base does not hold")
-            for vector_id, entry in updated.items():
-                base_entry = entries[vector_id]
+            for base_entry, entry in zip(base_entries, updated.values(), strict=True):
                 if base_entry.uri != entry.uri:
                     raise storage.CorruptIndexError("the delta updates another URI's entry")
                 base_entry.content, base_entry.metadata = entry.content, entry.metadata
-            for vector_id in deleted:
-                del entries[vector_id]
+            if isinstance(entries, storage.EntryTable):
+                entries.drop_rows(deleted_rows)
+            else:
+                for vector_id in deleted:
+                    del entries[vector_id]
             for row, vector_id in enumerate(sorted(delta_entries)):
                 delta[vector_id] = matrix[row]
             entries.update(delta_entries)
@@ -244,12 +261,7 @@ class FaissVectorBackend:
         self._entries, self._deleted, self._delta = entries, deleted, delta
         self._updated = set(updated) if manifest.has_delta else set()
         self._delta_start = delta_start
-        if isinstance(entries, storage.EntryTable):
-            self._uri_ids, self._resource_ids = entries.index_maps()
-        else:
-            for vector_id, entry in entries.items():
-                self._uri_ids[entry.uri] = vector_id
-                self._resource_ids.setdefault(entry.resource_id, set()).add(vector_id)
+        self._uri_map = self._resource_map = None  # derived from the entries when needed
         self._next_id = max(manifest.next_id, _max_id(entries) + 1, delta_start)
         self._generation = manifest.generation
         self._structure = "hnsw" if manifest.index_type == "hnsw" else "flat"
@@ -732,6 +744,37 @@ class FaissVectorBackend:
                 self._full_write = True
                 self._dirty = True
 
+    def _entries_of(self, ids: Iterable[int]) -> dict[int, storage.Entry]:
+        """id -> entry of ``ids``, all held (a delta's thousands at once from a keys file)."""
+        if isinstance(self._entries, storage.EntryTable):
+            return self._entries.entries_of(ids)
+        return {vector_id: self._entries[vector_id] for vector_id in ids}
+
+    @property
+    def _uri_ids(self) -> dict[str, int]:
+        """URI -> id of every live vector (derived from the entries when first needed)."""
+        if self._uri_map is None:
+            entries = self._entries
+            if isinstance(entries, storage.EntryTable):
+                self._uri_map = entries.uri_ids()
+            else:
+                self._uri_map = {entry.uri: vector_id for vector_id, entry in entries.items()}
+        return self._uri_map
+
+    @property
+    def _resource_ids(self) -> dict[str, set[int]]:
+        """Resource -> ids of its live vectors (derived from the entries when first needed)."""
+        if self._resource_map is None:
+            entries = self._entries
+            if isinstance(entries, storage.EntryTable):
+                self._resource_map = entries.resource_ids()
+            else:
+                by_resource: dict[str, set[int]] = {}
+                for vector_id, entry in entries.items():
+                    by_resource.setdefault(entry.resource_id, set()).add(vector_id)
+                self._resource_map = by_resource
+        return self._resource_map
+
     # -- writing -----------------------------------------------------------------------
 
     def _forget(self, ids: Iterable[int]) -> int:
@@ -742,12 +785,14 @@ class FaissVectorBackend:
             if entry is None:
                 continue
             dropped += 1
-            del self._uri_ids[entry.uri]
+            if self._uri_map is not None:
+                del self._uri_map[entry.uri]
             self._resource_arrays.pop(entry.resource_id, None)
-            owned = self._resource_ids[entry.resource_id]
-            owned.discard(vector_id)
-            if not owned:
-                del self._resource_ids[entry.resource_id]
+            if self._resource_map is not None:
+                owned = self._resource_map[entry.resource_id]
+                owned.discard(vector_id)
+                if not owned:
+                    del self._resource_map[entry.resource_id]
             if vector_id >= self._delta_start:
                 del self._delta[vector_id]
             else:
@@ -787,7 +832,12 @@ class FaissVectorBackend:
             self._forget(self._uri_ids[u] for u in latest if u in self._uri_ids)
             if self._dimension is None:
                 self._dimension = matrix.shape[1]
-            owned = self._resource_ids.setdefault(resource_id, set())
+            uri_map = self._uri_ids
+            owned = (
+                None
+                if self._resource_map is None
+                else self._resource_map.setdefault(resource_id, set())
+            )
             for offset, position in enumerate(keep):
                 vector_id = self._next_id + offset
                 chunk = chunks[position]
@@ -795,8 +845,9 @@ class FaissVectorBackend:
                 self._entries[vector_id] = storage.Entry(
                     chunk.uko_uri, resource_id, str(chunk.content), str_metadata(chunk.metadata)
                 )
-                self._uri_ids[chunk.uko_uri] = vector_id
-                owned.add(vector_id)
+                uri_map[chunk.uko_uri] = vector_id
+                if owned is not None:
+                    owned.add(vector_id)
             self._next_id += len(keep)
             self._resource_arrays.pop(resource_id, None)
             self._version += 1
@@ -1168,8 +1219,8 @@ class FaissVectorBackend:
             ids, matrix = self._delta_arrays()
             with temporary[0].open("wb") as handle:
                 _numpy().save(handle, matrix, allow_pickle=False)
-            entries = {vector_id: self._entries[vector_id] for vector_id in ids.tolist()}
-            updated = {vector_id: self._entries[vector_id] for vector_id in self._updated}
+            entries = self._entries_of(ids.tolist())
+            updated = self._entries_of(self._updated)
             storage.write_delta_entries(temporary[1], self._deleted, entries, updated)
             if len(temporary) == 3:
                 legacy = self._legacy_keys or {}

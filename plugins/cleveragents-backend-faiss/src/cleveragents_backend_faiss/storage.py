@@ -519,15 +519,65 @@ class EntryTable(MutableMapping[int, Entry]):
         self._live_rows = len(self._ids)
         self._made: dict[int, Entry] = {}
         self._extra: dict[int, Entry] = {}
+        # The delta's ids all come after the base's: most lookups of them end here.
+        self._first, self._last = (int(self._ids[0]), int(self._ids[-1])) if len(ids) else (0, -1)
 
     def _row(self, key: object) -> int:
-        if not isinstance(key, int) or not self._live_rows:
+        if not isinstance(key, int) or not self._live_rows or not self._first <= key <= self._last:
             return -1
         ids = self._ids
         row = int(ids.searchsorted(key))
-        if row < len(ids) and ids[row] == key and self._alive[row]:
+        if ids[row] == key and self._alive[row]:
             return row
         return -1
+
+    def base_rows(self, keys: Iterable[int]) -> Any:
+        """The rows of the live base entries ``keys`` (sorted), -1 for a key it lacks: one
+        binary search for all of them (a delta's thousands of ids, when the index opens)."""
+        import numpy as np
+
+        wanted = np.fromiter(keys, dtype=np.int64)
+        if not len(self._ids):
+            return np.full(len(wanted), -1, dtype=np.int64)
+        rows = np.minimum(self._ids.searchsorted(wanted), len(self._ids) - 1)
+        found = (self._ids[rows] == wanted) & self._alive[rows]
+        return np.where(found, rows, -1)
+
+    def base_entry(self, row: int) -> Entry:
+        """The entry of a live base row (made once, then the same object)."""
+        key = int(self._ids[row])
+        entry = self._made.get(key)
+        if entry is None:
+            resource = self._resources[int(self._owners[row])]
+            entry = Entry(self._uris[row], resource, None, None, int(self._offsets[row]))
+            self._made[key] = entry
+        return entry
+
+    def entries_of(self, keys: Iterable[int]) -> dict[int, Entry]:
+        """The entries of ``keys`` (KeyError for one it lacks), base ones found together."""
+        found: dict[int, Entry] = {}
+        base: list[int] = []
+        for key in keys:
+            entry = self._extra.get(key)
+            if entry is None:
+                base.append(key)
+            else:
+                found[key] = entry
+        rows = self.base_rows(base).tolist()
+        for key, row in zip(base, rows, strict=True):
+            if row < 0:
+                raise KeyError(key)
+            found[key] = self.base_entry(row)
+        return found
+
+    def drop_rows(self, rows: Any) -> None:
+        """Remove the entries of live base ``rows`` (from :meth:`base_rows`) at once."""
+        rows = rows[rows >= 0]
+        dying = rows[self._alive[rows]]
+        self._alive[dying] = False
+        self._live_rows -= len(dying)
+        for key in self._ids[dying].tolist():
+            self._made.pop(key, None)
 
     def __getitem__(self, key: int) -> Entry:
         entry = self._extra.get(key)
@@ -536,12 +586,7 @@ class EntryTable(MutableMapping[int, Entry]):
         row = self._row(key)
         if row < 0:
             raise KeyError(key)
-        entry = self._made.get(key)
-        if entry is None:
-            resource = self._resources[int(self._owners[row])]
-            entry = Entry(self._uris[row], resource, None, None, int(self._offsets[row]))
-            self._made[key] = entry
-        return entry
+        return self.base_entry(row)
 
     def __setitem__(self, key: int, value: Entry) -> None:
         if self._row(key) >= 0:
@@ -573,21 +618,25 @@ class EntryTable(MutableMapping[int, Entry]):
         base = int(self._ids[-1]) if len(self._ids) else -1
         return max(base, max(self._extra, default=-1))
 
-    def index_maps(self) -> tuple[dict[str, int], dict[str, set[int]]]:
-        """(URI -> id, resource -> ids) of the live entries, built column-wise."""
-        alive = self._alive
+    def uri_ids(self) -> dict[str, int]:
+        """URI -> id of the live entries, built column-wise."""
         uri_ids = dict(zip(self._uris, self._ids.tolist(), strict=True))
-        for row in (~alive).nonzero()[0].tolist():  # few: removed since the base was written
+        for row in (~self._alive).nonzero()[0].tolist():  # few: removed since the base
             del uri_ids[self._uris[row]]
+        for vector_id, entry in self._extra.items():
+            uri_ids[entry.uri] = vector_id
+        return uri_ids
+
+    def resource_ids(self) -> dict[str, set[int]]:
+        """Resource -> ids of the live entries, built column-wise."""
         by_resource: dict[str, set[int]] = {}
         for number, resource in enumerate(self._resources):
-            mask = (self._owners == number) & alive
+            mask = (self._owners == number) & self._alive
             if mask.any():
                 by_resource[resource] = set(self._ids[mask].tolist())
         for vector_id, entry in self._extra.items():
-            uri_ids[entry.uri] = vector_id
             by_resource.setdefault(entry.resource_id, set()).add(vector_id)
-        return uri_ids, by_resource
+        return by_resource
 
 
 def read_keys(path: Path) -> EntryTable:
