@@ -165,7 +165,7 @@ def one_file_refreshes_through_the_cli(
     env = {
         **os.environ,
         "CLEVERAGENTS_HOME": str(work / "home"),
-        "CLEVERAGENTS_CONTEXT__FILE__MAX_TOTAL_SIZE": "0",  # no limit, as in-process
+        "CLEVERAGENTS_CONTEXT__FILE__MAX_TOTAL_SIZE": str(NO_LIMIT),  # as in this process
     }
     cli = str(Path(sys.executable).with_name("cleveragents"))
     command = [cli, "index", str(root), "--project", "bench", "--json"]
