@@ -53,7 +53,7 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,8 @@ __all__ = ["INDEX_TYPES", "RESOURCE_METADATA_KEYS", "FaissVectorBackend", "Inval
 
 _REBUILD_HINT = "run `cleveragents vector rebuild`"
 _MAX_EF_SEARCH = 4096
+#: Up to this many URIs are looked up by a scan of the keys while no URI map is derived.
+_SCAN_LIMIT = 1_000
 
 
 class FaissVectorBackend:
@@ -750,16 +752,24 @@ class FaissVectorBackend:
             return self._entries.entries_of(ids)
         return {vector_id: self._entries[vector_id] for vector_id in ids}
 
-    @property
-    def _uri_ids(self) -> dict[str, int]:
-        """URI -> id of every live vector (derived from the entries when first needed)."""
-        if self._uri_map is None:
+    def _ids_of(self, uris: Collection[str]) -> dict[str, int]:
+        """URI -> id of those of ``uris`` the index holds. Before the URI map is derived, a
+        few URIs (a one-file refresh asks for dozens) are found by a scan of the keys
+        instead: 10-20 ms on 178k vectors, against 50-80 ms to derive the map."""
+        if (
+            self._uri_map is None
+            and isinstance(self._entries, storage.EntryTable)
+            and len(uris) <= _SCAN_LIMIT
+        ):
+            return self._entries.ids_of_uris(uris)
+        if self._uri_map is None:  # derived from the entries, then kept up to date
             entries = self._entries
             if isinstance(entries, storage.EntryTable):
                 self._uri_map = entries.uri_ids()
             else:
                 self._uri_map = {entry.uri: vector_id for vector_id, entry in entries.items()}
-        return self._uri_map
+        uri_map = self._uri_map
+        return {uri: uri_map[uri] for uri in uris if uri in uri_map}
 
     @property
     def _resource_ids(self) -> dict[str, set[int]]:
@@ -829,10 +839,10 @@ class FaissVectorBackend:
             for position, chunk in enumerate(chunks):
                 latest[require_str("uko_uri", chunk.uko_uri)] = position
             keep = sorted(latest.values())
-            self._forget(self._uri_ids[u] for u in latest if u in self._uri_ids)
+            self._forget(self._ids_of(latest).values())
             if self._dimension is None:
                 self._dimension = matrix.shape[1]
-            uri_map = self._uri_ids
+            uri_map = self._uri_map
             owned = (
                 None
                 if self._resource_map is None
@@ -845,7 +855,8 @@ class FaissVectorBackend:
                 self._entries[vector_id] = storage.Entry(
                     chunk.uko_uri, resource_id, str(chunk.content), str_metadata(chunk.metadata)
                 )
-                uri_map[chunk.uko_uri] = vector_id
+                if uri_map is not None:
+                    uri_map[chunk.uko_uri] = vector_id
                 if owned is not None:
                     owned.add(vector_id)
             self._next_id += len(keep)
@@ -866,8 +877,9 @@ class FaissVectorBackend:
             self._require_open()
             missing: set[str] = set()
             changed = 0
+            held = self._ids_of([require_str("uko_uri", uri) for uri in changes])
             for uri, metadata in changes.items():
-                vector_id = self._uri_ids.get(require_str("uko_uri", uri))
+                vector_id = held.get(uri)
                 entry = None if vector_id is None else self._entry(vector_id)
                 if vector_id is None or entry is None:  # None: the base was lost reading it
                     missing.add(uri)
@@ -888,7 +900,7 @@ class FaissVectorBackend:
         """Remove the vectors of ``uris`` (unknown ones are ignored); returns how many."""
         with self._lock:
             self._require_open()
-            removed = self._forget([self._uri_ids[u] for u in set(uris) if u in self._uri_ids])
+            removed = self._forget(list(self._ids_of(set(uris)).values()))
             if removed:
                 self._after_writes()
             return removed

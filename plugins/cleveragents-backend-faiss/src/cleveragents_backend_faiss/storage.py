@@ -570,6 +570,20 @@ class EntryTable(MutableMapping[int, Entry]):
             found[key] = self.base_entry(row)
         return found
 
+    def ids_of_uris(self, uris: Iterable[str]) -> dict[str, int]:
+        """URI -> id of the live entries of ``uris``, by a scan of the columns: for a few
+        URIs, cheaper than deriving the map of them all (:meth:`uri_ids`)."""
+        wanted = set(uris)
+        found = {
+            uri: int(self._ids[row])
+            for row, uri in enumerate(self._uris)
+            if uri in wanted and self._alive[row]
+        }
+        for vector_id, entry in self._extra.items():
+            if entry.uri in wanted:
+                found[entry.uri] = vector_id
+        return found
+
     def drop_rows(self, rows: Any) -> None:
         """Remove the entries of live base ``rows`` (from :meth:`base_rows`) at once."""
         rows = rows[rows >= 0]
