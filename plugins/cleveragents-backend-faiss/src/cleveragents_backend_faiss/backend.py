@@ -80,8 +80,6 @@ __all__ = ["INDEX_TYPES", "RESOURCE_METADATA_KEYS", "FaissVectorBackend", "Inval
 
 _REBUILD_HINT = "run `cleveragents vector rebuild`"
 _MAX_EF_SEARCH = 4096
-#: Up to this many URIs are looked up by a scan of the keys while no URI map is derived.
-_SCAN_LIMIT = 1_000
 
 
 class FaissVectorBackend:
@@ -753,16 +751,11 @@ class FaissVectorBackend:
         return {vector_id: self._entries[vector_id] for vector_id in ids}
 
     def _ids_of(self, uris: Collection[str]) -> dict[str, int]:
-        """URI -> id of those of ``uris`` the index holds. Before the URI map is derived, a
-        few URIs (a one-file refresh asks for dozens) are found by a scan of the keys
-        instead: 10-20 ms on 178k vectors, against 50-80 ms to derive the map."""
-        if (
-            self._uri_map is None
-            and isinstance(self._entries, storage.EntryTable)
-            and len(uris) <= _SCAN_LIMIT
-        ):
-            return self._entries.ids_of_uris(uris)
-        if self._uri_map is None:  # derived from the entries, then kept up to date
+        """URI -> id of those of ``uris`` the index holds (the URI map is derived from the
+        entries for the first URIs asked for, then kept up to date)."""
+        if not uris:
+            return {}
+        if self._uri_map is None:
             entries = self._entries
             if isinstance(entries, storage.EntryTable):
                 self._uri_map = entries.uri_ids()

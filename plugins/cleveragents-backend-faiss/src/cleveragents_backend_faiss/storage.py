@@ -532,8 +532,8 @@ class EntryTable(MutableMapping[int, Entry]):
         return -1
 
     def base_rows(self, keys: Iterable[int]) -> Any:
-        """The rows of the live base entries ``keys`` (sorted), -1 for a key it lacks: one
-        binary search for all of them (a delta's thousands of ids, when the index opens)."""
+        """The rows of the live base entries ``keys``, -1 for a key it lacks: one binary
+        search for all of them (a delta's thousands of ids, when the index opens)."""
         import numpy as np
 
         wanted = np.fromiter(keys, dtype=np.int64)
@@ -568,20 +568,6 @@ class EntryTable(MutableMapping[int, Entry]):
             if row < 0:
                 raise KeyError(key)
             found[key] = self.base_entry(row)
-        return found
-
-    def ids_of_uris(self, uris: Iterable[str]) -> dict[str, int]:
-        """URI -> id of the live entries of ``uris``, by a scan of the columns: for a few
-        URIs, cheaper than deriving the map of them all (:meth:`uri_ids`)."""
-        wanted = set(uris)
-        found = {
-            uri: int(self._ids[row])
-            for row, uri in enumerate(self._uris)
-            if uri in wanted and self._alive[row]
-        }
-        for vector_id, entry in self._extra.items():
-            if entry.uri in wanted:
-                found[entry.uri] = vector_id
         return found
 
     def drop_rows(self, rows: Any) -> None:
@@ -629,8 +615,7 @@ class EntryTable(MutableMapping[int, Entry]):
         yield from list(self._extra)
 
     def max_id(self) -> int:
-        base = int(self._ids[-1]) if len(self._ids) else -1
-        return max(base, max(self._extra, default=-1))
+        return max(self._last, max(self._extra, default=-1))
 
     def uri_ids(self) -> dict[str, int]:
         """URI -> id of the live entries, built column-wise."""
