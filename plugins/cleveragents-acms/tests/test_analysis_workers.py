@@ -123,9 +123,14 @@ def test_ctrl_c_while_the_pool_starts_is_raised_once_it_has() -> None:
 
     from cleveragents_acms.indexing.analysis import _interrupts_held
 
+    # What this test starts from; an earlier test that left it otherwise is named here.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     go = threading.Event()
 
     def send() -> None:  # a thread started before, with SIGINT not blocked (Tantivy's …)
+        # Not blocked whatever mask it inherited: a signal sent to a thread that blocks
+        # it stays pending on that thread and is lost when the thread ends.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         go.wait()
         # Taken by this thread, before the join below returns: a signal to the process
         # may go to any thread that does not block it (another test's idle RocksDB
