@@ -62,6 +62,11 @@ def choose_embedder(registry: Any, config: Any) -> tuple[str, Any] | None:
     return ranked[0], view[ranked[0]]
 
 
+def _lines(node: UKONode) -> dict[str, str]:
+    """The vector entry's metadata that says where the node is (what a move changes)."""
+    return {"start_line": str(node.start_line), "end_line": str(node.end_line)}
+
+
 def chunk_text(node: UKONode) -> str:
     """What is embedded for a node: its full text when short, its outline otherwise."""
     text = node.rendering(9)
@@ -105,8 +110,7 @@ class VectorIndex:
                     {
                         "resource_id": resource_id,
                         "path": n.path,
-                        "start_line": str(n.start_line),
-                        "end_line": str(n.end_line),
+                        **_lines(n),
                         "uko_type": n.uko_type,
                     },
                 )
@@ -123,9 +127,7 @@ class VectorIndex:
         update = getattr(self.backend, "update_metadata", None)
         if update is None or not nodes:
             return nodes
-        missing = update(
-            {n.uri: {"start_line": str(n.start_line), "end_line": str(n.end_line)} for n in nodes}
-        )
+        missing = update({n.uri: _lines(n) for n in nodes})
         return [n for n in nodes if n.uri in missing]
 
     def remove(self, uris: Sequence[str]) -> None:
