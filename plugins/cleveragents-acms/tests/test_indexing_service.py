@@ -1389,6 +1389,90 @@ def test_a_first_run_stopped_after_its_graph_load_is_redone_as_a_bulk_load(
         index.close()
 
 
+def _graph_agrees_with_nodes(service: RepoIndexingService) -> int:
+    """Each current node of the node store is current once in the graph, and no other;
+    returns how many there are."""
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        nodes = {n.uri for n in index.nodes.iter_current([RESOURCE_A])}
+        stamps = index.graph.select(
+            f"SELECT ?n ?v WHERE {{ ?n <{UKO}validFrom> ?v }}", scope=frozenset({RESOURCE_A})
+        )
+        current = [row["n"] for row in stamps]
+        assert len(current) == len(set(current)), "a node is current twice in the graph"
+        assert set(current) == nodes
+        return len(nodes)
+    finally:
+        index.close()
+
+
+def _looked_up(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URIs the graph backend looks up to tell new nodes from current ones."""
+    from cleveragents_acms.backends.graph import OxigraphGraphBackend
+
+    looked: list[str] = []
+    revised_uris = OxigraphGraphBackend._revised_uris
+
+    def spy(self: OxigraphGraphBackend, nodes: list[Any], stamp: str) -> list[str]:
+        looked.extend(n.uri for n in nodes)
+        return revised_uris(self, nodes, stamp)
+
+    monkeypatch.setattr(OxigraphGraphBackend, "_revised_uris", spy)
+    return looked
+
+
+def test_a_refresh_adds_new_nodes_without_looking_each_up_in_the_graph(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the node store knows the graph holds nothing it lacks, a node new to the node
+    store goes straight into the graph; only the revised ones are looked up there."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.py").write_text("def first():\n    return 1\n")
+    service.index_resource(RESOURCE_A, root, project="demo")
+    looked = _looked_up(monkeypatch)
+    (root / "m.py").write_text("def first():\n    return 2\n")
+    (root / "n.py").write_text("def second():\n    return 1\n\n\nclass Third:\n    pass\n")
+    run = service.refresh_index(RESOURCE_A, root).run
+    assert run is not None and run.nodes_added >= 3 and run.nodes_revised >= 1
+    assert node_uri(RESOURCE_A, "m.py", "first") in looked
+    assert not [uri for uri in looked if "n.py" in uri]
+    assert _graph_agrees_with_nodes(service) >= 5
+
+
+def test_a_run_stopped_before_the_node_store_commits_has_the_next_look_every_node_up(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after a refresh wrote the graph but before the node store committed: the
+    graph holds nodes the node store does not. The next run looks each node up in the
+    graph, so none is current twice, and the run after it trusts the node store again."""
+    from cleveragents_acms.indexing.store import NodeStore
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.py").write_text("def first():\n    return 1\n")
+    service.index_resource(RESOURCE_A, root, project="demo")
+    (root / "n.py").write_text("def second():\n    return 1\n")
+    with monkeypatch.context() as patch:
+
+        def interrupted(self: NodeStore) -> None:
+            raise KeyboardInterrupt
+
+        patch.setattr(NodeStore, "commit", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            service.refresh_index(RESOURCE_A, root)
+    looked = _looked_up(monkeypatch)
+    run = service.refresh_index(RESOURCE_A, root).run
+    assert run is not None and run.nodes_added >= 2
+    assert node_uri(RESOURCE_A, "n.py", "second") in looked
+    assert _graph_agrees_with_nodes(service) >= 3
+    looked.clear()
+    (root / "o.py").write_text("def third():\n    return 1\n")
+    service.refresh_index(RESOURCE_A, root)
+    assert not [uri for uri in looked if "o.py" in uri]
+    assert _graph_agrees_with_nodes(service) >= 4
+
+
 def test_text_written_during_analysis_is_rolled_back_on_interrupt(
     service: RepoIndexingService, corpus: Path
 ) -> None:

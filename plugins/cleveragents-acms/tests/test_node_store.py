@@ -6,6 +6,8 @@ import json
 import zlib
 from pathlib import Path
 
+import pytest
+
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.indexing.store import NodeStore
 
@@ -157,3 +159,32 @@ def test_nodes_in_folders_takes_a_folder_s_own_files_with_their_edges(tmp_path: 
     by_file = store.nodes_in_files(RESOURCE, ["lib/x.go", "lib/v.go"], {"uko-proc:Struct"})
     assert [(n.path, n.edges) for n in by_file] == [(x.path, x.edges)]
     store.close()
+
+
+def test_a_note_of_writes_in_flight_says_whether_another_store_agrees(tmp_path: Path) -> None:
+    """A store that never kept notes cannot vouch for the graph; a note taken back in the
+    committing transaction can; one left by a run that stopped, or rolled back, cannot;
+    deleting the resource drops its note."""
+    path = tmp_path / "nodes.db"
+    store = NodeStore(path)
+    assert store.begin_writing("graph", "R1") is False  # no notes kept before
+    store.begin()
+    store.end_writing("graph", "R1")
+    store.commit()
+    assert store.begin_writing("graph", "R1") is True
+    store.begin()
+    store.end_writing("graph", "R1")
+    store.rollback()  # the run failed: its note stays
+    store.close()
+    store = NodeStore(path)  # and outlives the process
+    assert store.begin_writing("graph", "R1") is False
+    assert store.begin_writing("graph", "R2") is True  # another resource's writes agree
+    store.delete_resource("R1")
+    assert store.begin_writing("graph", "R1") is True
+    store.begin()
+    try:
+        with pytest.raises(RuntimeError, match="outside a transaction"):
+            store.begin_writing("graph", "R1")
+    finally:
+        store.rollback()
+        store.close()

@@ -15,10 +15,11 @@ compacted). The price is memory: pyoxigraph's loader sorts up to a million
 quads per thread at a time, so the child peaks at about 1.8 GB on that corpus
 (0.14 GB chunk by chunk); that bound does not grow with the corpus, and a
 machine with less than 4 GB free gets the chunk-by-chunk load. Like the
-in-process bulk loader, the load is not transactional: the indexer's
-fresh-resource check repairs a partial one. On Linux the child runs with mimalloc
-preloaded (the ``cmeel-mimalloc`` wheel, a dependency there), unless the backend's
-``loader_allocator`` is ``"system"`` or the user preloads a library of their own.
+in-process bulk loader, the load is not transactional: the indexer repairs a
+partial one on its next run (see ``RepoIndexingService._write_graph``). On Linux
+the child runs with mimalloc preloaded (the ``cmeel-mimalloc`` wheel, a dependency
+there), unless the backend's ``loader_allocator`` is ``"system"`` or the user
+preloads a library of their own.
 """
 
 from __future__ import annotations

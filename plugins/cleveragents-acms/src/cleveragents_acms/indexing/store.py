@@ -86,6 +86,13 @@ CREATE TABLE IF NOT EXISTS store_gaps (
     PRIMARY KEY (store, resource_id)
 )
 """
+_WRITES_TABLE = """
+CREATE TABLE IF NOT EXISTS store_writes (
+    store TEXT NOT NULL,
+    resource_id TEXT NOT NULL,
+    PRIMARY KEY (store, resource_id)
+)
+"""
 
 _COLUMNS = (
     "uri, valid_from, valid_until, is_current, revision_of, fingerprint, resource_id, path, "
@@ -400,6 +407,8 @@ class NodeStore:
 
     def delete_resource(self, resource_id: str) -> int:
         self.clear_gaps(STORES_WITH_GAPS, [resource_id])
+        for store in STORES_WITH_GAPS:
+            self.end_writing(store, resource_id)
         return self._db.execute("DELETE FROM nodes WHERE resource_id = ?", (resource_id,)).rowcount
 
     # -- gaps: what an optional store (the graph, the vectors) missed while it was off --
@@ -432,10 +441,54 @@ class NodeStore:
 
     def _has_gaps_table(self) -> bool:
         # Created by the first gap, so that a store written before it still opens read-only.
+        return self._has_table("store_gaps")
+
+    def _has_table(self, name: str) -> bool:
         row = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_gaps'"
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
         )
         return row.fetchone() is not None
+
+    # -- writes in flight: another store written ahead of this one -------------------
+
+    def begin_writing(self, store: str, resource_id: str) -> bool:
+        """Note, durably and before ``store`` is written, that a run writes
+        ``resource_id``'s nodes there ahead of this store; :meth:`end_writing`, in the
+        transaction that commits the run, takes the note back.
+
+        Returns whether ``store`` agrees with this one: no earlier run left a note (it
+        stopped between the two commits, so ``store`` may hold versions this one lacks),
+        and some run has noted its writes here before (a store indexed by a version that
+        kept no notes may be in that state without saying so).
+        """
+        if self._db.in_transaction:
+            raise RuntimeError("begin_writing is its own commit: call it outside a transaction")
+        agrees = (
+            self._has_table("store_writes")
+            and not self._db.execute(
+                "SELECT 1 FROM store_writes WHERE store = ? AND resource_id = ?",
+                (store, resource_id),
+            ).fetchone()
+        )
+        # Synchronously: the other store's files may reach the disk before this
+        # store's log would under ``synchronous=NORMAL``.
+        self._db.execute("PRAGMA synchronous=FULL")
+        try:
+            self._db.execute(_WRITES_TABLE)
+            self._db.execute(
+                "INSERT OR IGNORE INTO store_writes (store, resource_id) VALUES (?, ?)",
+                (store, resource_id),
+            )
+        finally:
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        return agrees
+
+    def end_writing(self, store: str, resource_id: str) -> None:
+        if self._has_table("store_writes"):
+            self._db.execute(
+                "DELETE FROM store_writes WHERE store = ? AND resource_id = ?",
+                (store, resource_id),
+            )
 
     # -- reading ------------------------------------------------------------------
 
