@@ -148,9 +148,11 @@ def test_binary_files_are_skipped_and_legacy_text_is_kept(tmp_path: Path) -> Non
     write(tmp_path, "image.png", b"not really a png")
     write(tmp_path, "noise.bin2", bytes(range(1, 32)) * 50)
     write(tmp_path, "latin1.txt", "café crème, déjà vu\n".encode("latin-1"))
+    # A gettext catalogue is binary by its suffix, its head unread, whatever it holds.
+    write(tmp_path, "locale/fr/LC_MESSAGES/django.mo", b'msgid "text-like"\n')
     discovery = discover(tmp_path)
     assert found(discovery) == ["latin1.txt"]
-    for name in ("blob.dat2", "image.png", "noise.bin2"):
+    for name in ("blob.dat2", "image.png", "noise.bin2", "locale/fr/LC_MESSAGES/django.mo"):
         assert reason(discovery, name) == SkipReason.BINARY
 
 

@@ -55,7 +55,9 @@ _BINARY_SUFFIXES = frozenset({
     ".pyd", ".db", ".sqlite", ".sqlite3", ".bin", ".dat", ".pkl", ".pickle", ".npy", ".npz",
     ".parquet", ".feather", ".h5", ".hdf5", ".onnx", ".pt", ".pth", ".safetensors", ".woff",
     ".woff2", ".ttf", ".otf", ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".flac", ".avi", ".mov",
-    ".mkv", ".webm", ".iso", ".dmg", ".wasm",
+    ".mkv", ".webm", ".iso", ".dmg", ".wasm", ".tif", ".lzma", ".mmdb", ".shp", ".shx", ".dbf",
+    # Compiled gettext catalogues: Django 5.1 ships 1,261, whose heads each refresh read.
+    ".mo", ".gmo",
 })
 # fmt: on
 
