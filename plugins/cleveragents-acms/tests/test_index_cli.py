@@ -633,17 +633,22 @@ def test_the_progress_bar_names_the_writing_phase_after_the_files(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Once every file is analysed the bar stays full while the stores are written: it
-    says what is being written instead of the last file's name."""
+    says what is being written instead of the last file's name, and how many nodes the
+    graph phase wrote. A run that only removed files has a bar of the graph's nodes."""
     import click
 
     from cleveragents_acms.indexing import runner
 
     shown: list[str] = []
+    bars: list[Bar] = []
 
     class Bar:
         def __init__(self, **options: object) -> None:
             self.show = options["item_show_func"]
+            self.length = options["length"]
+            self.pos = 0
             self.current_item: str | None = None
+            bars.append(self)
 
         def __enter__(self) -> Bar:
             return self
@@ -652,6 +657,7 @@ def test_the_progress_bar_names_the_writing_phase_after_the_files(
             return None
 
         def update(self, steps: int, current_item: str | None = None) -> None:
+            self.pos += steps
             self.current_item = current_item
             self.render_progress()
 
@@ -659,15 +665,30 @@ def test_the_progress_bar_names_the_writing_phase_after_the_files(
             shown.append(self.show(self.current_item))  # type: ignore[operator]
 
     monkeypatch.setattr(click, "progressbar", Bar)
-    with runner._progress("indexing demo", True) as (progress, on_phase):
+    with runner._progress("indexing demo", True) as (progress, on_phase, on_phase_progress):
         on_phase("discover")  # before any file: no bar yet, nothing to say
         progress(1, 2, "pkg/a.py")
         progress(2, 2, "pkg/" + "deep/" * 20 + "b.py")
         on_phase("resolve")
+        on_phase("graph")
+        on_phase_progress("graph", 5000, 125412)
         on_phase("graph-wait")
     assert shown[0] == "pkg/a.py"
     assert shown[1].startswith("…") and shown[1].endswith("deep/b.py") and len(shown[1]) == 48
-    assert shown[2:] == ["resolving names…", "waiting for the graph load…"]
+    assert shown[2:] == [
+        "resolving names…",
+        "writing the graph…",
+        "writing the graph (5,000 of 125,412 nodes)…",
+        "waiting for the graph load…",
+    ]
+    shown.clear()
+    with runner._progress("indexing demo", True) as (progress, on_phase, on_phase_progress):
+        on_phase("graph")  # no file analysed: no bar yet
+        on_phase_progress("graph", 5000, 125412)
+        on_phase_progress("graph", 10000, 125412)
+        on_phase("commit")
+    assert (bars[-1].length, bars[-1].pos) == (125412, 10000)
+    assert shown == ["writing the graph (nodes)…"] * 2 + ["committing…"]
 
 
 def test_index_compact_writes_the_text_index_anew_without_replaced_documents(

@@ -1473,6 +1473,37 @@ def test_a_run_stopped_before_the_node_store_commits_has_the_next_look_every_nod
     assert _graph_agrees_with_nodes(service) >= 4
 
 
+def test_the_graph_phase_tells_how_many_nodes_it_has_written(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``on_phase_progress`` follows the graph phase batch by batch, revised, retired and
+    new nodes alike, up to all of them (retiring 125k nodes takes minutes)."""
+    from cleveragents_acms.indexing import service as service_module
+
+    monkeypatch.setattr(service_module, "_GRAPH_BATCH", 2)
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def one():\n    return 1\n\n\ndef two():\n    return 2\n")
+    (root / "b.py").write_text("def three():\n    return 3\n\n\ndef four():\n    return 4\n")
+    service.index_resource(RESOURCE_A, root, project="demo")
+    (root / "b.py").unlink()
+    (root / "a.py").write_text("def one():\n    return 10\n\n\ndef two():\n    return 2\n")
+    (root / "c.py").write_text("def five():\n    return 5\n\n\ndef six():\n    return 6\n")
+    reports: list[tuple[str, int, int]] = []
+    run = service.index_resource(
+        RESOURCE_A,
+        root,
+        project="demo",
+        on_phase_progress=lambda *report: reports.append(report),
+    ).run
+    assert run is not None and run.nodes_retired == 3 and run.nodes_added == 3
+    total = run.nodes_added + run.nodes_revised + run.nodes_retired
+    assert {name for name, _, _ in reports} == {"graph"}
+    assert {size for _, _, size in reports} == {total}
+    done = [count for _, count, _ in reports]
+    assert done == sorted(set(done)) and done[-1] == total and len(done) >= 3
+
+
 def test_text_written_during_analysis_is_rolled_back_on_interrupt(
     service: RepoIndexingService, corpus: Path
 ) -> None:

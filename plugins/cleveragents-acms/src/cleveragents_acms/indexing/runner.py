@@ -17,7 +17,12 @@ import click
 
 from cleveragents.models.resources import Resource
 from cleveragents_acms.indexing.models import RepoIndex
-from cleveragents_acms.indexing.service import PhaseListener, Progress, RepoIndexingService
+from cleveragents_acms.indexing.service import (
+    PhaseListener,
+    PhaseProgress,
+    Progress,
+    RepoIndexingService,
+)
 
 __all__ = ["ensure_resource", "index_path", "index_resource", "service_for"]
 
@@ -113,18 +118,21 @@ def _shown(item: str | None) -> str:
 
 
 @contextmanager
-def _progress(label: str, enabled: bool) -> Iterator[tuple[Progress | None, PhaseListener | None]]:
-    """The run's progress callbacks (files analysed, phases) for a bar on stderr."""
+def _progress(
+    label: str, enabled: bool
+) -> Iterator[tuple[Progress | None, PhaseListener | None, PhaseProgress | None]]:
+    """The run's progress callbacks (files analysed, phases, nodes a phase wrote) for a
+    bar on stderr."""
     if not enabled:
-        yield None, None
+        yield None, None, None
         return
     bar_holder: dict[str, Any] = {}
 
-    def update(done: int, total: int, path: str) -> None:
+    def bar_of(length: int) -> Any:
         bar = bar_holder.get("bar")
         if bar is None:
             bar = click.progressbar(
-                length=total,
+                length=length,
                 label=label,
                 file=sys.stderr,
                 show_pos=True,
@@ -133,7 +141,10 @@ def _progress(label: str, enabled: bool) -> Iterator[tuple[Progress | None, Phas
             )
             bar.__enter__()
             bar_holder["bar"] = bar
-        bar.update(1, current_item=path)
+        return bar
+
+    def update(done: int, total: int, path: str) -> None:
+        bar_of(total).update(1, current_item=path)
 
     def phase(name: str) -> None:
         bar = bar_holder.get("bar")
@@ -141,8 +152,21 @@ def _progress(label: str, enabled: bool) -> Iterator[tuple[Progress | None, Phas
             bar.current_item = f"{_WRITING[name]}…"
             bar.render_progress()
 
+    def phase_progress(name: str, done: int, total: int) -> None:
+        if name not in _WRITING:
+            return
+        if "bar" not in bar_holder:
+            # No file changed (files were only removed): the bar counts the phase's nodes.
+            bar_holder["nodes"] = True
+        bar = bar_of(total)
+        if bar_holder.get("nodes"):
+            bar.update(done - bar.pos, current_item=f"{_WRITING[name]} (nodes)…")
+        else:
+            bar.current_item = f"{_WRITING[name]} ({done:,} of {total:,} nodes)…"
+            bar.render_progress()
+
     try:
-        yield update, phase
+        yield update, phase, phase_progress
     finally:
         if "bar" in bar_holder:
             bar_holder["bar"].__exit__(None, None, None)
@@ -160,7 +184,8 @@ def index_resource(
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     service = service_for(app)
-    with _progress(f"indexing {resource.label}", show_progress) as (progress, on_phase):
+    with _progress(f"indexing {resource.label}", show_progress) as callbacks:
+        progress, on_phase, on_phase_progress = callbacks
         result = service.index_resource(
             resource.resource_id,
             resource.location or "",
@@ -168,6 +193,7 @@ def index_resource(
             force=force,
             progress=progress,
             on_phase=on_phase,
+            on_phase_progress=on_phase_progress,
         )
     from cleveragents_acms.indexing.vectors import repair_project_vectors
 

@@ -72,7 +72,7 @@ from cleveragents_acms.indexing.store import (
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
 from cleveragents_acms.indexing.vectors import choose_embedder, rebuild_from_nodes
 
-__all__ = ["PhaseListener", "Progress", "RepoIndexingService"]
+__all__ = ["PhaseListener", "PhaseProgress", "Progress", "RepoIndexingService"]
 
 #: Nodes per graph write.
 _GRAPH_BATCH = 5000
@@ -86,6 +86,10 @@ Progress = Callable[[int, int, str], None]
 #: the analysis, a big run spends tens of seconds writing, with every file done.
 PhaseListener = Callable[[str], None]
 _ON_PHASE: ContextVar[PhaseListener | None] = ContextVar("on_phase", default=None)
+#: ``on_phase_progress(phase, done, total)``: how far a long writing phase is, in nodes
+#: (the graph phase of a refresh that drops 3,754 files retires 125k nodes in minutes).
+PhaseProgress = Callable[[str, int, int], None]
+_ON_PHASE_PROGRESS: ContextVar[PhaseProgress | None] = ContextVar("on_phase_progress", default=None)
 
 
 def _now() -> datetime:
@@ -216,6 +220,12 @@ def _phase(run: IndexRun, name: str) -> Iterator[None]:
         run.timed(name, time.perf_counter() - started)
 
 
+def _phase_progress(name: str, done: int, total: int) -> None:
+    listener = _ON_PHASE_PROGRESS.get()
+    if listener is not None:
+        listener(name, done, total)
+
+
 @contextmanager
 def _no_cycle_collection() -> Iterator[None]:
     """Hold the cyclic garbage collector off for one run.
@@ -272,10 +282,12 @@ class RepoIndexingService:
         force: bool = False,
         progress: Progress | None = None,
         on_phase: PhaseListener | None = None,
+        on_phase_progress: PhaseProgress | None = None,
     ) -> RepoIndex:
         """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``.
 
-        ``progress`` is told of each file analysed, ``on_phase`` of each phase started.
+        ``progress`` is told of each file analysed, ``on_phase`` of each phase started and
+        ``on_phase_progress`` of the nodes a long writing phase has written so far.
         """
         root = Path(root_path).expanduser()
         if not root.is_dir():
@@ -309,6 +321,7 @@ class RepoIndexingService:
                 run.reanalysis = f"the files of {', '.join(sorted(changed))} analysed again: {why}"
         started = time.perf_counter()
         listening = _ON_PHASE.set(on_phase)
+        following = _ON_PHASE_PROGRESS.set(on_phase_progress)
         try:
             with _no_cycle_collection():
                 files = self._run(
@@ -340,6 +353,7 @@ class RepoIndexingService:
             with _phase(run, "finish"):
                 metadata = self._finish(index_id, files, run, analyzers)
         finally:
+            _ON_PHASE_PROGRESS.reset(following)
             _ON_PHASE.reset(listening)
         run.seconds = round(time.perf_counter() - started, 3)
         return RepoIndex(metadata, files, run)
@@ -902,14 +916,22 @@ class RepoIndexingService:
             new = [n for n, _, since in inserts if since is None or fresh]
         else:
             revised, new = [n for n, _, _ in inserts], []
+        retiring = retired if not fresh else []
+        total, done = len(revised) + len(retiring) + len(new), 0
         # Batches keep the TriG text of one call small (a 10k-file run has millions
-        # of quads).
+        # of quads), and tell the progress (a node revised or retired takes about 1 ms).
         for start in range(0, len(revised), _GRAPH_BATCH):
-            graph.add_nodes(revised[start : start + _GRAPH_BATCH], valid_from=valid_from)
-        if retired and not fresh:
-            # After the revisions: a parent's old version still contains its children
-            # that go, in history.
-            graph.retire(retired, valid_until=valid_from)
+            batch = revised[start : start + _GRAPH_BATCH]
+            graph.add_nodes(batch, valid_from=valid_from)
+            done += len(batch)
+            _phase_progress("graph", done, total)
+        # After the revisions: a parent's old version still contains its children that
+        # go, in history.
+        for start in range(0, len(retiring), _GRAPH_BATCH):
+            uris = retiring[start : start + _GRAPH_BATCH]
+            graph.retire(uris, valid_until=valid_from)
+            done += len(uris)
+            _phase_progress("graph", done, total)
         # Last: the background load has the store to itself until it is finished.
         loader = graph.load_in_background() if len(new) >= _BACKGROUND_GRAPH_NODES else None
         for start in range(0, len(new), _GRAPH_BATCH):
@@ -918,6 +940,8 @@ class RepoIndexingService:
                 loader.add_nodes(batch, valid_from=valid_from)
             else:
                 graph.add_nodes(batch, valid_from=valid_from, fresh=True)
+            done += len(batch)
+            _phase_progress("graph", done, total)
         return loader
 
     def _record_files(
