@@ -801,6 +801,8 @@ class RepoIndexingService:
                 run.nodes_retired = len(retired)
             if index.graph is not None:
                 with _phase(run, "graph"):
+                    # Committed before the graph is written; taken back with the nodes.
+                    agrees = index.nodes.begin_writing("graph", resource_id)
                     loader = self._write_graph(
                         index.graph,
                         resource_id,
@@ -808,7 +810,7 @@ class RepoIndexingService:
                         retired,
                         _parse(valid_from),
                         committed=index.nodes.has_resource(resource_id),
-                        agrees=index.nodes.begin_writing("graph", resource_id),
+                        agrees=agrees,
                     )
             with _phase(run, "nodes"):
                 index.nodes.begin()
@@ -911,12 +913,14 @@ class RepoIndexingService:
         # current version, as do the new nodes of a graph that agrees with the node
         # store (a lookup each: 14 s of a refresh that brought back 125k nodes).
         fresh = not graph.has_resource(resource_id)
-        if fresh or agrees:
-            revised = [n for n, _, since in inserts if since is not None and not fresh]
-            new = [n for n, _, since in inserts if since is None or fresh]
+        if fresh:
+            revised, new, retiring = [], [n for n, _, _ in inserts], []
+        elif agrees:
+            revised = [n for n, _, since in inserts if since is not None]
+            new = [n for n, _, since in inserts if since is None]
+            retiring = list(retired)
         else:
-            revised, new = [n for n, _, _ in inserts], []
-        retiring = retired if not fresh else []
+            revised, new, retiring = [n for n, _, _ in inserts], [], list(retired)
         total, done = len(revised) + len(retiring) + len(new), 0
         # Batches keep the TriG text of one call small (a 10k-file run has millions
         # of quads), and tell the progress (a node revised or retired takes about 1 ms).

@@ -407,8 +407,8 @@ class NodeStore:
 
     def delete_resource(self, resource_id: str) -> int:
         self.clear_gaps(STORES_WITH_GAPS, [resource_id])
-        for store in STORES_WITH_GAPS:
-            self.end_writing(store, resource_id)
+        if self._has_table("store_writes"):
+            self._db.execute("DELETE FROM store_writes WHERE resource_id = ?", (resource_id,))
         return self._db.execute("DELETE FROM nodes WHERE resource_id = ?", (resource_id,)).rowcount
 
     # -- gaps: what an optional store (the graph, the vectors) missed while it was off --
