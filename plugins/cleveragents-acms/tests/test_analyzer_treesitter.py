@@ -1150,6 +1150,117 @@ def test_rust_items_impls_traits_and_docs() -> None:
     ]
 
 
+def test_outlines_read_as_the_source() -> None:
+    """A container's listing ends fields and bodiless methods as the source does, lists a
+    declaration of several names once, and folds a signature written over several lines
+    without the spaces and trailing commas its line breaks left."""
+    rust = nodes_of(
+        RustAnalyzer(),
+        "src/v.rs",
+        """\
+        pub struct Validator {
+            fields: Vec<Field>,
+            strict: bool,
+        }
+
+        pub trait Build {
+            fn build<T>(
+                schema: &Schema,
+                config: Option<&Config>,
+            ) -> Result<T>
+            where
+                T: Clone;
+        }
+
+        impl Validator {
+            pub fn new(
+                fields: Vec<Field>,
+            ) -> Self {
+                Self { fields, strict: false }
+            }
+        }
+        """,
+    )
+    assert rust["Validator"].renderings[DEPTH_SIGNATURES].splitlines() == [
+        "pub struct Validator {",
+        "    fields: Vec<Field>,",
+        "    strict: bool,",
+        "}",
+    ]
+    assert rust["Build"].renderings[DEPTH_OUTLINE].splitlines()[1] == (
+        "    fn build<T>(schema: &Schema, config: Option<&Config>) -> Result<T> where T: Clone;"
+    )
+    assert rust["Validator.new"].properties["signature"] == "pub fn new(fields: Vec<Field>) -> Self"
+    typescript = nodes_of(
+        TypeScriptAnalyzer(),
+        "speaker.ts",
+        """\
+        export interface Speaker {
+          greet(who: string): Promise<string>;
+          readonly volume: number;
+        }
+        export class Room {
+          private count: number = 0;
+        }
+        """,
+    )
+    assert typescript["Speaker"].renderings[DEPTH_SIGNATURES].splitlines()[1:3] == [
+        "    greet(who: string): Promise<string>;",
+        "    readonly volume: number;",
+    ]
+    assert "    private count: number = 0;" in typescript["Room"].renderings[DEPTH_OUTLINE]
+    java = nodes_of(
+        JavaAnalyzer(),
+        "Limits.java",
+        """\
+        interface Finder {
+            Object find(long id);
+        }
+        class Limits {
+            static final int LIMIT = 3, FLOOR = 1;
+        }
+        enum Level {
+            LOW,
+            HIGH;
+            int weight() { return 1; }
+        }
+        """,
+    )
+    assert "    Object find(long id);" in java["Finder"].renderings[DEPTH_OUTLINE]
+    limits = java["Limits"].renderings[DEPTH_SIGNATURES].splitlines()
+    assert limits[1:] == ["    static final int LIMIT = 3, FLOOR = 1;", "}"]
+    assert {"Limits.LIMIT", "Limits.FLOOR"} <= set(java)
+    assert java["Level"].renderings[DEPTH_OUTLINE].splitlines()[1:4] == [
+        "    LOW,",
+        "    HIGH;",
+        "    int weight() { ... }",
+    ]
+    go = nodes_of(
+        GoAnalyzer(),
+        "point.go",
+        """\
+        package geo
+
+        type Point struct {
+            X, Y float64
+            Label string
+        }
+
+        func Distance(
+            a Point,
+            b Point,
+        ) float64 {
+            return 0
+        }
+        """,
+    )
+    assert go["Point"].renderings[DEPTH_SIGNATURES].splitlines()[1:3] == [
+        "    X, Y float64",
+        "    Label string",
+    ]
+    assert go["Distance"].properties["signature"] == "func Distance(a Point, b Point) float64"
+
+
 def test_rust_macros_are_dependencies_and_their_arguments_calls() -> None:
     """A macro invocation depends on the macro: this file's ``macro_rules!``, else
     ``symbol:macro:<name>`` (which one macro of the resource answers), none for the

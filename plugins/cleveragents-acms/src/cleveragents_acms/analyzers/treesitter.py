@@ -245,6 +245,9 @@ class _FileBuilder:
         self.rust_macros: dict[str, UKONode] | None = None
         #: ... and the names of all its ``macro_rules!``, those of function bodies too.
         self.defined_macros: set[str] = set()
+        #: The declarations listed in their container so far, by their byte range: one
+        #: that declares several names (``int LIMIT = 3, FLOOR = 1;``) is listed once.
+        self.listed: set[tuple[int, int]] = set()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -266,8 +269,23 @@ class _FileBuilder:
     def signature(self, outer: Node, body: Node | None) -> str:
         end = body.start_byte if body is not None else outer.end_byte
         text = self.src[outer.start_byte : end].decode("utf-8", errors="replace")
-        text = collapse(text).rstrip("{ ;").rstrip()
+        # A trailing comma is a Rust ``where`` clause's, before the body.
+        text = _fold(text).rstrip("{ ;,").rstrip()
         return truncate(text, 300)
+
+    def terminator(self, node: Node) -> str:
+        """The ``;`` or ``,`` that ends ``node`` in the source: its own last byte (a Java
+        field, a Rust trait's bodiless ``fn``) or the token right after it (a Rust struct's
+        field, a TypeScript interface's member). Go's newlines end nothing shown."""
+        last = self.src[node.end_byte - 1 : node.end_byte]
+        if last in (b";", b","):
+            return last.decode()
+        after = node.next_sibling
+        if after is not None and not after.is_named and after.type in (";", ","):
+            return after.type
+        if after is not None and after.type == "enum_body_declarations":
+            return ";"  # Java: the last constant of an enum with members
+        return ""
 
     def doc(self, comments: list[Node], anchor: Node) -> str:
         """The doc comment right above ``anchor`` (a contiguous run of comment nodes)."""
@@ -402,8 +420,8 @@ class _FileBuilder:
         module.renderings = {
             DEPTH_NAME: self.relative,
             DEPTH_MEMBERS: "\n".join(listing),
-            DEPTH_SIGNATURES: "\n".join([*head, *(m.brief for m in members)]),
-            DEPTH_OUTLINE: "\n\n".join([*outline, *(m.stub for m in members)]),
+            DEPTH_SIGNATURES: "\n".join([*head, *(m.brief for m in members if m.brief)]),
+            DEPTH_OUTLINE: "\n\n".join([*outline, *(m.stub for m in members if m.stub)]),
             DEPTH_FULL: self.content,
         }
 
@@ -676,12 +694,18 @@ class _FileBuilder:
             return
         lines = [_indent(e) for e in embedded]
         brief = "\n".join(
-            [*head, signature + " {", *lines, *(_indent(m.brief) for m in members), "}"]
+            [*head, signature + " {", *lines, *(_indent(m.brief) for m in members if m.brief), "}"]
         )
         outline_head = [_render_doc(doc, self.spec)] if doc else []
         outline_head.extend(self.text(d) for d in decorators)
         outline = "\n".join(
-            [*outline_head, signature + " {", *lines, *(_indent(m.stub) for m in members), "}"]
+            [
+                *outline_head,
+                signature + " {",
+                *lines,
+                *(_indent(m.stub) for m in members if m.stub),
+                "}",
+            ]
         )
         names = ", ".join([*embedded, *(m.node.name for m in members)])
         uko.renderings = {
@@ -732,11 +756,10 @@ class _FileBuilder:
             self.bodiless.append(uko)
         head = [self.text(d) for d in decorators]
         first_doc = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
-        brief = "\n".join([*first_doc, *head, signature + (" { ... }" if body else "")])
-        stub = "\n".join(
-            [*([_render_doc(doc, self.spec)] if doc else []), *head,
-             signature + (" { ... }" if body else "")]
-        )  # fmt: skip
+        # A bodiless declaration (an interface's method, a trait's ``fn``) keeps its ``;``.
+        shown = signature + (" { ... }" if body else self.terminator(outer))
+        brief = "\n".join([*first_doc, *head, shown])
+        stub = "\n".join([*([_render_doc(doc, self.spec)] if doc else []), *head, shown])
         full = self.source(uko.start_line, uko.end_line)
         uko.renderings = {
             DEPTH_NAME: uko.qualname,
@@ -744,7 +767,7 @@ class _FileBuilder:
             DEPTH_OUTLINE: full if uko.end_line - uko.start_line < _SHORT else stub,
             DEPTH_FULL: full,
         }
-        member = _Member(uko, "\n".join([*head, signature + (" { ... }" if body else "")]), stub)
+        member = _Member(uko, "\n".join([*head, shown]), stub)
         if go_receiver:
             self.go_methods.setdefault(go_receiver, []).append(member)
         return member
@@ -760,7 +783,7 @@ class _FileBuilder:
         name: str,
     ) -> _Member:
         qualname = self.qualify(prefix, name)
-        signature = truncate(collapse(self.text(outer)).rstrip(";,"), 300)
+        signature = truncate(_fold(self.text(outer)).rstrip(";,"), 300)
         uko = self.make(declaration, name, qualname, outer, parent, doc, signature)
         first_doc = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
         uko.renderings = {
@@ -768,7 +791,12 @@ class _FileBuilder:
             DEPTH_SIGNATURES: "\n".join([*first_doc, signature]),
             DEPTH_FULL: self.source(uko.start_line, uko.end_line),
         }
-        return _Member(uko, signature, "\n".join([*first_doc, signature]))
+        if (outer.start_byte, outer.end_byte) in self.listed:
+            return _Member(uko, "", "")  # its declaration is listed with its first name
+        self.listed.add((outer.start_byte, outer.end_byte))
+        # Listed in its container, it ends as in the source, so the outline reads as code.
+        listed = signature + self.terminator(outer)
+        return _Member(uko, listed, "\n".join([*first_doc, listed]))
 
     # -- language-specific shapes ------------------------------------------------------------
 
@@ -1572,6 +1600,20 @@ def _indent(text: str) -> str:
     return "    " + text.replace("\n", "\n    ")
 
 
+_AFTER_OPENING = re.compile(r"([(\[<])[ \t]*\n\s*")
+_BEFORE_CLOSING = re.compile(r",?[ \t]*\n\s*([)\]>])")
+
+
+def _fold(text: str) -> str:
+    """A declaration spread over lines, on one line as it would be written there: the
+    three lines ``fn build(``, ``    schema: &PyDict,`` and ``) -> R`` are ``fn build(schema:
+    &PyDict) -> R``, not ``fn build( schema: &PyDict, ) -> R``. Only what a line break
+    leaves (its spaces, and a comma before it that closes a list) goes."""
+    if "\n" not in text:
+        return collapse(text)
+    return collapse(_BEFORE_CLOSING.sub(r"\1", _AFTER_OPENING.sub(r"\1", text)))
+
+
 class TreeSitterAnalyzer:
     """A tree-sitter grammar plus the declaration tables of one language."""
 
@@ -1588,8 +1630,11 @@ class TreeSitterAnalyzer:
     #: invocations, the calls in their arguments and ``crate::``/``self::``/``super::``
     #: paths; Java's method references; components rendered in JSX. 7: none, but Go
     #: files are analysed again for the ``uko-oo:implements`` edges the indexer derives
-    #: from their packages (``indexing.go_interfaces``).
-    revision = 7
+    #: from their packages (``indexing.go_interfaces``). 8: renderings read as the source:
+    #: listed fields and bodiless methods keep their ``;`` or ``,``, a declaration of
+    #: several names is listed once, and signatures over several lines fold without the
+    #: spaces and trailing commas their line breaks left.
+    revision = 8
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 
