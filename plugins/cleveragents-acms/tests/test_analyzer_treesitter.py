@@ -1035,12 +1035,12 @@ def test_rust_paths_through_globs_follow_each_path_once(
     follows = 0
     original = resolve._RustPaths._follow
 
-    def counted(self: object, key: str, hops: int) -> set[str] | None:
+    def counted(self: object, *args: object) -> set[str] | None:
         nonlocal follows
         follows += 1
         if follows > 100_000:
             raise AssertionError("the same paths are followed again and again")
-        return original(self, key, hops)  # type: ignore[arg-type]
+        return original(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(resolve._RustPaths, "_follow", counted)
     resolve.resolve_edges(nodes)
@@ -1051,6 +1051,47 @@ def test_rust_paths_through_globs_follow_each_path_once(
         ("uko:dependsOn", uri("src/leaf.rs", "deep")),
     ]
     assert follows < 10_000
+
+
+def test_rust_paths_reach_only_their_own_crate_and_not_the_preludes_names() -> None:
+    """In a tree of two crates (vendored dependencies, a workspace), ``crate::error::Error``
+    is each crate's own; ``Eq`` is the prelude's, not a crate's enum variant of that name;
+    a name of one segment that no ``use`` brings in may be the one node of that name in
+    its own crate, never another crate's."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    files = {
+        "a/src/error.rs": "pub struct Error;\npub fn make() -> Error { Error }\n",
+        "a/src/token.rs": "pub enum Token {\n    Eq,\n    Plus,\n}\npub struct Lexer;\n",
+        "b/src/error.rs": "pub struct Error;\npub fn make() -> Error { Error }\n",
+        "b/src/util.rs": "pub struct Helper;\n",
+        "b/src/lib.rs": """\
+            use crate::error::Error;
+
+            pub struct Thing;
+
+            impl Eq for Thing {}
+
+            impl Helper for Thing {}
+
+            impl Lexer for Thing {}
+
+            pub fn fail() -> Error {
+                crate::error::make()
+            }
+            """,
+    }
+    parsed = {rel: nodes_of(RustAnalyzer(), rel, text) for rel, text in files.items()}
+    nodes = [n for found in parsed.values() for n in found.values()]
+    resolve_edges(nodes)
+    lib = parsed["b/src/lib.rs"]
+    assert ("uko:dependsOn", uri("b/src/error.rs", "make")) in lib["fail"].edges
+    assert ("uko:dependsOn", uri("b/src/error.rs", "Error")) in lib[""].edges
+    targets = {t for n in lib.values() for _, t in n.edges}
+    assert not {t for t in targets if "/a/src/" in t}, "a path reached the other crate"
+    assert "symbol:Eq" in targets  # the prelude's trait, not a.token's variant
+    assert uri("b/src/util.rs", "Helper") in targets  # the one Helper of the crate
+    assert "symbol:Lexer" in targets  # only the other crate has one
 
 
 RUST = """\

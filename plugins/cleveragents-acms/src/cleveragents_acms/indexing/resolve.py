@@ -230,7 +230,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             stubs.add(node.uri)
         if node.uko_type == RUST_USE and node.properties.get("bindings"):
             uses.append(node)
-    rust = _RustPaths(table, uses)
+    rust = _RustPaths(table, uses, [*known, *nodes])
     resolved = 0
     for node in nodes:
         guessed = False
@@ -238,9 +238,10 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
-            candidates = table.get(target[len(_PREFIX) :])
-            if not candidates and node.path.endswith(".rs"):
+            if node.path.endswith(".rs"):
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
+            else:
+                candidates = table.get(target[len(_PREFIX) :])
             if candidates:
                 candidates = without_signatures(candidates, stubs)
             if candidates and len(candidates) == 1:
@@ -326,6 +327,28 @@ def rust_paths(target: str, path: str) -> list[str]:
     return [target, f"{module}.{target}"]
 
 
+#: What every Rust module has in scope without a ``use``: the prelude's types, traits and
+#: variants, and the primitive types. A name of these is not the crate's node of that name
+#: (an enum's ``Eq`` variant, another crate's ``Default``) unless a ``use`` brings it in.
+_RUST_PRELUDE = frozenset({
+    "Option", "Some", "None", "Result", "Ok", "Err", "Box", "String", "Vec", "ToString",
+    "ToOwned", "Clone", "Copy", "Send", "Sync", "Sized", "Unpin", "Drop", "Fn", "FnMut",
+    "FnOnce", "drop", "Default", "Eq", "PartialEq", "Ord", "PartialOrd", "Hash", "Debug",
+    "AsRef", "AsMut", "Into", "From", "TryFrom", "TryInto", "Iterator", "IntoIterator",
+    "DoubleEndedIterator", "ExactSizeIterator", "Extend", "FromIterator", "self", "Self",
+    "bool", "char", "str", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
+    "u16", "u32", "u64", "u128", "usize",
+})  # fmt: skip
+
+
+def rust_crate(path: str) -> str | None:
+    """The ``src`` folder of the crate a Rust file belongs to (``vendor/a/src/x.rs`` ->
+    ``vendor/a/src``); None outside a crate's ``src/``."""
+    folders = path.split("/")[:-1]
+    root = _crate_root(folders)
+    return None if root is None else "/".join(folders[:root])
+
+
 class _RustPaths:
     """Rust paths followed through ``use`` declarations to the definition they name.
 
@@ -333,53 +356,77 @@ class _RustPaths:
     in (``pub use`` re-exports most of all, but a child module may also name its
     parent's imports through ``super::``): ``crate::input::ValidatedSet`` is the
     ``ValidatedSet`` that ``src/input/mod.rs`` uses from ``validated``.
+
+    A path only reaches the Rust nodes of its own crate: every crate's root is
+    ``crate``, and a tree of several (a workspace, vendored dependencies) would otherwise
+    send one crate's ``crate::Error`` to another's. A name of one segment (``Helper``) is
+    what the file's module declares or brings in (a glob), else the one node of that name
+    in the crate (brought in by a ``use`` these paths cannot follow); one of the
+    prelude's names (``Eq``, ``Default``) only ever the former.
     """
 
-    def __init__(self, table: dict[str, set[str]], uses: Iterable[UKONode]) -> None:
+    def __init__(
+        self, table: dict[str, set[str]], uses: Iterable[UKONode], nodes: Iterable[UKONode]
+    ) -> None:
         self._table = table
-        self._aliases: dict[str, list[str]] = {}
-        self._globs: dict[str, list[str]] = {}
-        #: ``(key, hops) ->`` what :meth:`_follow` found. Paths branch at every alias and
-        #: glob: a tree of many crates, each with its ``use super::*``, sent one lookup
-        #: through millions of the same keys (orjson's 1,003 vendored ``.rs`` files: the
-        #: resolve phase ran for minutes).
-        self._followed: dict[tuple[str, int], set[str] | None] = {}
-        for _, module, bound, target in rust_bindings(uses):
+        #: URI -> its crate, for the Rust nodes (see :func:`rust_crate`).
+        self._crates = {n.uri: rust_crate(n.path) for n in nodes if n.path.endswith(".rs")}
+        #: ``(crate, module path) ->`` what a ``use`` binds to it, and the modules whose
+        #: all a glob brings into a module.
+        self._aliases: dict[tuple[str | None, str], list[str]] = {}
+        self._globs: dict[tuple[str | None, str], list[str]] = {}
+        #: ``(key, hops, crate) ->`` what :meth:`_follow` found. Paths branch at every
+        #: alias and glob: a crate full of ``use super::*`` sent one lookup through
+        #: millions of the same keys (orjson's sdist, 1,003 ``.rs`` files in 23 crates:
+        #: the resolve phase ran for minutes).
+        self._followed: dict[tuple[str, int, str | None], set[str] | None] = {}
+        for file, module, bound, target in rust_bindings(uses):
+            crate = rust_crate(file)
             if bound:
-                self._aliases.setdefault(f"{module}.{bound}", []).append(target)
+                self._aliases.setdefault((crate, f"{module}.{bound}"), []).append(target)
             else:
-                self._globs.setdefault(module, []).append(target)
+                self._globs.setdefault((crate, module), []).append(target)
 
     def lookup(self, target: str, path: str) -> set[str] | None:
-        """The nodes ``target``, written in the file ``path``, names."""
-        for key in rust_paths(target, path):
-            found = self._follow(key, RUST_HOPS)
+        """The nodes of ``path``'s crate that ``target``, written in that file, names."""
+        crate = rust_crate(path)
+        if "." in target or target in ("self", "super", "crate") or target.startswith(MACRO_KEY):
+            keys = rust_paths(target, path)
+        else:
+            module = rust_module(path)
+            keys = [f"{module}.{target}"] if module is not None else []
+        for key in keys:
+            found = self._follow(key, RUST_HOPS, crate)
             if found:
                 return found
-        return None
+        if "." in target or target in _RUST_PRELUDE:
+            return None
+        return self._follow(target, 0, crate)
 
-    def _follow(self, key: str, hops: int) -> set[str] | None:
+    def _follow(self, key: str, hops: int, crate: str | None) -> set[str] | None:
         found = self._table.get(key)
+        if found:
+            found = {uri for uri in found if self._crates.get(uri, "") == crate}
         if found or hops == 0:
             return found
-        if (key, hops) in self._followed:
-            return self._followed[key, hops]
-        found = self._through_uses(key, hops)
-        self._followed[key, hops] = found
+        if (key, hops, crate) in self._followed:
+            return self._followed[key, hops, crate]
+        found = self._through_uses(key, hops, crate)
+        self._followed[key, hops, crate] = found
         return found
 
-    def _through_uses(self, key: str, hops: int) -> set[str] | None:
+    def _through_uses(self, key: str, hops: int, crate: str | None) -> set[str] | None:
         parts = key.split(".")
         # The longest prefix a ``use`` binds, the rest its members (``Alias.method``).
         for cut in range(len(parts), 1, -1):
             prefix, rest = ".".join(parts[:cut]), parts[cut:]
-            for target in self._aliases.get(prefix, ()):
-                found = self._follow(".".join([target, *rest]), hops - 1)
+            for target in self._aliases.get((crate, prefix), ()):
+                found = self._follow(".".join([target, *rest]), hops - 1, crate)
                 if found:
                     return found
         module, _, name = key.rpartition(".")
-        for target in self._globs.get(module, ()):
-            found = self._follow(f"{target}.{name}", hops - 1)
+        for target in self._globs.get((crate, module), ()):
+            found = self._follow(f"{target}.{name}", hops - 1, crate)
             if found:
                 return found
         return None
