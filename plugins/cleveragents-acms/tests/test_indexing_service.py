@@ -671,6 +671,36 @@ def test_a_rust_macro_invocation_follows_the_macros_of_its_name(
     assert run.files_dependent == 1 and edges[area][1] == resolved
 
 
+def test_a_rust_crate_beside_another_gets_its_own_definitions_on_a_refresh(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two crates in one tree: ``crate::error::make`` and the bare ``Helper`` of crate
+    ``b`` never reach crate ``a``'s of those names; when ``b`` gets its own, a refresh
+    analyses ``b``'s file naming them again and resolves them as a cold index does."""
+    root = tmp_path / "workspace"
+    for crate in ("a", "b"):
+        (root / crate / "src").mkdir(parents=True)
+    make = "pub struct Error;\n\npub fn make() -> Error {\n    Error\n}\n"
+    (root / "a" / "src" / "error.rs").write_text(make)
+    (root / "a" / "src" / "util.rs").write_text("pub trait Helper {}\n")
+    (root / "b" / "src" / "lib.rs").write_text(
+        "pub struct Thing;\n\nimpl Helper for Thing {}\n\n"
+        "pub fn fail() {\n    crate::error::make();\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="crates")
+    base = "https://cleveragents.ai/r/R/b/src/"
+    edges = _current_edges(service, "crates", RESOURCE_A)
+    assert edges[f"{base}lib.rs#fail"][1] == ["symbol:crate.error.make"]
+    assert "symbol:Helper" in edges[f"{base}lib.rs#Thing~impl~Helper"][1]
+    (root / "b" / "src" / "error.rs").write_text(make)
+    (root / "b" / "src" / "util.rs").write_text("pub trait Helper {}\n")
+    run, refreshed = _refreshed(service, root, "crates")
+    assert run.files_dependent == 1
+    assert refreshed[f"{base}lib.rs#fail"][1] == [f"{base}error.rs#make"]
+    assert f"{base}util.rs#Helper" in refreshed[f"{base}lib.rs#Thing~impl~Helper"][1]
+    assert refreshed == _cold_edges(service, root, "crates", tmp_path / "cold", monkeypatch)
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

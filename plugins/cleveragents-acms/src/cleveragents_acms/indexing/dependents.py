@@ -50,6 +50,7 @@ from cleveragents_acms.indexing.resolve import (
     default_export_files,
     resolves,
     rust_bindings,
+    rust_crate,
     rust_module_files,
     short_name,
     symbol_keys,
@@ -178,11 +179,22 @@ def _name_targets(
     stored += nodes.default_exports_at([resource_id], default_export_files(keys))
     after = [n for n in stored if n.path not in touched] + list(now)
     answered_before, answered_now = _answering(stored, keys), _answering(after, keys)
+    # A Rust file's names are answered within its own crate (``resolve._RustPaths``).
+    crates_before, crates_now = (
+        _answering_in_crates(stored, keys),
+        _answering_in_crates(after, keys),
+    )
     path_of = {n.uri: n.path for n in after}
     targets: set[str] = set()
     guessed: dict[str, str] = {}
-    for key in keys:
-        was, is_ = answered_before.get(key, set()), answered_now.get(key, set())
+    compared = [
+        (key, answered_before.get(key, set()), answered_now.get(key, set())) for key in keys
+    ]
+    compared += [
+        (key, crates_before.get((key, crate), set()), crates_now.get((key, crate), set()))
+        for key, crate in crates_before.keys() | crates_now.keys()
+    ]
+    for key, was, is_ in compared:
         if resolves(is_) and was != is_:
             if key.startswith(GUESSED_KEYS):
                 guessed[key] = path_of[next(iter(is_))]
@@ -324,6 +336,22 @@ def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:
             if key in keys:
                 found.setdefault(key, set()).add(node.uri)
     return {key: without_signatures(uris, signatures) for key, uris in found.items()}
+
+
+def _answering_in_crates(
+    nodes: Iterable[UKONode], keys: set[str]
+) -> dict[tuple[str, str | None], set[str]]:
+    """``(key, crate) -> URIs``: :func:`_answering` among the Rust nodes of each crate
+    (:func:`resolve.rust_crate`), as the resolver counts them for a Rust file."""
+    by_crate: dict[str | None, list[UKONode]] = {}
+    for node in nodes:
+        if node.path.endswith(".rs"):
+            by_crate.setdefault(rust_crate(node.path), []).append(node)
+    return {
+        (key, crate): uris
+        for crate, members in by_crate.items()
+        for key, uris in _answering(members, keys).items()
+    }
 
 
 def _pointing_to(index: ProjectIndex, resource_id: str, targets: set[str]) -> set[str]:
