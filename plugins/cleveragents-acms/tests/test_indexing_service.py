@@ -701,6 +701,40 @@ def test_a_rust_crate_beside_another_gets_its_own_definitions_on_a_refresh(
     assert refreshed == _cold_edges(service, root, "crates", tmp_path / "cold", monkeypatch)
 
 
+def test_a_rust_workspace_resolves_paths_into_its_other_crates_by_their_names(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``use geo::{origin, Point}`` in crate ``app`` reaches crate ``geo``
+    (``crates/geo/src``), through the re-export of its ``lib.rs``; a refresh that takes
+    ``Point`` away and brings it back gives the edges a cold index gives."""
+    root = tmp_path / "workspace"
+    geo, app = root / "crates" / "geo" / "src", root / "crates" / "app" / "src"
+    geo.mkdir(parents=True)
+    app.mkdir(parents=True)
+    (geo / "lib.rs").write_text(
+        "pub mod shapes;\npub use shapes::Point;\n\npub fn origin() -> Point {\n    Point\n}\n"
+    )
+    shapes = geo / "shapes.rs"
+    shapes.write_text("pub struct Point;\n")
+    (app / "main.rs").write_text(
+        "use geo::{origin, Point};\n\nfn main() {\n    let p: Point = origin();\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="ws")
+    base = "https://cleveragents.ai/r/R/crates/"
+    edges = _current_edges(service, "ws", RESOURCE_A)
+    assert f"{base}geo/src/shapes.rs#Point" in edges[f"{base}app/src/main.rs"][1]
+    assert edges[f"{base}app/src/main.rs#main"][1] == [f"{base}geo/src/lib.rs#origin"]
+    shapes.unlink()
+    _, refreshed = _refreshed(service, root, "ws")
+    assert "symbol:geo.Point" in refreshed[f"{base}app/src/main.rs"][1]
+    assert refreshed == _cold_edges(service, root, "ws", tmp_path / "cold", monkeypatch)
+    shapes.write_text("pub struct Point;\n")
+    run, refreshed = _refreshed(service, root, "ws")
+    assert run.files_dependent >= 1
+    assert refreshed == edges
+    assert refreshed == _cold_edges(service, root, "ws", tmp_path / "cold2", monkeypatch)
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -51,6 +51,7 @@ from cleveragents_acms.indexing.resolve import (
     resolves,
     rust_bindings,
     rust_crate,
+    rust_crate_name,
     rust_module_files,
     short_name,
     symbol_keys,
@@ -296,7 +297,16 @@ def _rust_aliases(
         for parts in [path.split(".")]
         for i in range(1, len(parts) - 1)
     }
-    return {SYMBOL + path for path in found | relative}
+    # Another crate of the tree writes them from the crate's name (``geo::Point``).
+    crates = {rust_crate(n.path) for n in now if n.path.endswith(".rs")}
+    prefixes = {rust_crate_name(c) for c in crates if c is not None} - {None}
+    by_name = {
+        f"{prefix}.{path.removeprefix('crate.')}"
+        for path in found | names
+        if path.startswith("crate.")
+        for prefix in prefixes
+    }
+    return {SYMBOL + path for path in found | relative | by_name}
 
 
 def _guessing_files(

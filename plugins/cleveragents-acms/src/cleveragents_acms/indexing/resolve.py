@@ -10,6 +10,7 @@ Java method). Ambiguous or external names stay symbolic.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 
 from cleveragents.models.uko import UKONode
@@ -116,6 +117,10 @@ def _rust_modules(path: str) -> list[str]:
     root = _crate_root(parts)
     if root is not None:
         modules.append(".".join(["crate", *parts[root:]]))
+        # ... and from another crate of the tree, by the crate's name
+        name = rust_crate_name("/".join(parts[:root]))
+        if name is not None:
+            modules.append(".".join([name, *parts[root:]]))
     return modules
 
 
@@ -341,6 +346,20 @@ _RUST_PRELUDE = frozenset({
 })  # fmt: skip
 
 
+#: A vendored crate's folder ends with its version (``gimli-0.34.0``).
+_VERSION_SUFFIX = re.compile(r"-v?[0-9]+(\.[0-9]+)*([-+][0-9A-Za-z.+-]*)?$")
+
+
+def rust_crate_name(crate: str) -> str | None:
+    """The name other crates of the tree write a crate's paths with, from the folder
+    above its ``src`` (``crates/ruff_python_ast/src`` -> ``ruff_python_ast``,
+    ``include/cargo/gimli-0.34.0/src`` -> ``gimli``, ``-`` read as ``_``, as Cargo
+    does); None for a crate at the resource's root, whose folder is not in its paths."""
+    folder = crate.rpartition("/")[0].rpartition("/")[2]
+    name = _VERSION_SUFFIX.sub("", folder).replace("-", "_")
+    return name if name.isidentifier() and name not in ("crate", "self", "super") else None
+
+
 def rust_crate(path: str) -> str | None:
     """The ``src`` folder of the crate a Rust file belongs to (``vendor/a/src/x.rs`` ->
     ``vendor/a/src``); None outside a crate's ``src/``."""
@@ -359,7 +378,9 @@ class _RustPaths:
 
     A path only reaches the Rust nodes of its own crate: every crate's root is
     ``crate``, and a tree of several (a workspace, vendored dependencies) would otherwise
-    send one crate's ``crate::Error`` to another's. A name of one segment (``Helper``) is
+    send one crate's ``crate::Error`` to another's. A path that starts with the name of
+    another crate of the tree (:func:`rust_crate_name`) goes on from that crate's root,
+    through its re-exports. A name of one segment (``Helper``) is
     what the file's module declares or brings in (a glob), else the one node of that name
     in the crate (brought in by a ``use`` these paths cannot follow); one of the
     prelude's names (``Eq``, ``Default``) only ever the former.
@@ -371,6 +392,14 @@ class _RustPaths:
         self._table = table
         #: URI -> its crate, for the Rust nodes (see :func:`rust_crate`).
         self._crates = {n.uri: rust_crate(n.path) for n in nodes if n.path.endswith(".rs")}
+        #: Crate name -> crate, for the names one crate of the tree has (two crates of
+        #: one name, two versions vendored, leave it to neither).
+        named: dict[str, set[str]] = {}
+        for root in {c for c in self._crates.values() if c is not None}:
+            name = rust_crate_name(root)
+            if name is not None:
+                named.setdefault(name, set()).add(root)
+        self._named = {name: next(iter(c)) for name, c in named.items() if len(c) == 1}
         #: ``(crate, module path) ->`` what a ``use`` binds to it, and the modules whose
         #: all a glob brings into a module.
         self._aliases: dict[tuple[str | None, str], list[str]] = {}
@@ -404,6 +433,9 @@ class _RustPaths:
         return self._follow(target, 0, crate)
 
     def _follow(self, key: str, hops: int, crate: str | None) -> set[str] | None:
+        head, _, rest = key.partition(".")
+        if head in self._named:  # another crate's path (``ruff_python_ast::Expr``)
+            key, crate = f"crate.{rest}" if rest else "crate", self._named[head]
         found = self._table.get(key)
         if found:
             found = {uri for uri in found if self._crates.get(uri, "") == crate}
