@@ -222,7 +222,7 @@ def _changed_rust_bindings(
     """
     if not any(path.endswith(".rs") for path in touched):
         return set()
-    stored = [n for n in nodes.nodes_of_type(resource_id, RUST_USE) if n.path in touched]
+    stored = nodes.nodes_in_files(resource_id, touched, (RUST_USE,))
     before = set(rust_bindings(stored))
     after = set(rust_bindings(n for n in now if n.uko_type == RUST_USE))
     lost, gained = before - after, after - before

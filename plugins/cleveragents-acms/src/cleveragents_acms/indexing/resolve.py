@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
@@ -107,7 +108,10 @@ def _python_module(path: str) -> str:
     return module
 
 
-def _rust_modules(path: str) -> list[str]:
+# A refresh of a Rust file reads every ``use`` of the resource (ruff's: 32k) and asks
+# these of each one's path, that of a few thousand files.
+@lru_cache(maxsize=1 << 16)
+def _rust_modules(path: str) -> tuple[str, ...]:
     """The module paths of a Rust file: ``src/parser/mod.rs`` is ``src.parser`` and, from
     the crate's root, ``crate.parser`` (what ``use crate::parser::…`` and ``mod`` name)."""
     parts = path[:-3].split("/")
@@ -121,7 +125,7 @@ def _rust_modules(path: str) -> list[str]:
         name = rust_crate_name("/".join(parts[:root]))
         if name is not None:
             modules.append(".".join([name, *parts[root:]]))
-    return modules
+    return tuple(modules)
 
 
 def _crate_root(folders: list[str]) -> int | None:
@@ -350,6 +354,7 @@ _RUST_PRELUDE = frozenset({
 _VERSION_SUFFIX = re.compile(r"-v?[0-9]+(\.[0-9]+)*([-+][0-9A-Za-z.+-]*)?$")
 
 
+@lru_cache(maxsize=1 << 12)
 def rust_crate_name(crate: str) -> str | None:
     """The name other crates of the tree write a crate's paths with, from the folder
     above its ``src`` (``crates/ruff_python_ast/src`` -> ``ruff_python_ast``,
@@ -360,6 +365,7 @@ def rust_crate_name(crate: str) -> str | None:
     return name if name.isidentifier() and name not in ("crate", "self", "super") else None
 
 
+@lru_cache(maxsize=1 << 16)
 def rust_crate(path: str) -> str | None:
     """The ``src`` folder of the crate a Rust file belongs to (``vendor/a/src/x.rs`` ->
     ``vendor/a/src``); None outside a crate's ``src/``."""
@@ -472,9 +478,15 @@ def rust_bindings(uses: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]
         module = rust_module(use.path)
         if module is None:
             continue
-        for bound, full in json.loads(use.properties.get("bindings") or "[]"):
+        for bound, full in _bindings(use.properties.get("bindings") or "[]"):
             for target in rust_paths(full, use.path):
                 yield use.path, module, bound, target
+
+
+@lru_cache(maxsize=1 << 16)
+def _bindings(text: str) -> list[tuple[str, str]]:
+    """A ``use`` node's ``bindings`` read (a run reads each several times)."""
+    return [(bound, full) for bound, full in json.loads(text)]
 
 
 def rust_use_names(uses: Iterable[UKONode]) -> set[str]:
