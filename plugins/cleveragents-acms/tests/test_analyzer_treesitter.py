@@ -1094,6 +1094,22 @@ def test_rust_paths_reach_only_their_own_crate_and_not_the_preludes_names() -> N
     assert "symbol:Lexer" in targets  # only the other crate has one
 
 
+def test_a_rust_crate_is_named_by_its_folder() -> None:
+    """The name other crates write its paths with: the folder above ``src``, a vendored
+    crate's version taken off, ``-`` read as ``_``; none for a crate at the root, or one
+    whose folder has a standard crate's name (``use core::fmt`` is not ``crates/core``)."""
+    from cleveragents_acms.indexing.resolve import rust_crate, rust_crate_name
+
+    assert rust_crate("crates/geo/src/shapes/mod.rs") == "crates/geo/src"
+    assert rust_crate("build.rs") is None
+    assert rust_crate_name("crates/ruff_python_ast/src") == "ruff_python_ast"
+    assert rust_crate_name("include/cargo/gimli-0.34.0/src") == "gimli"
+    assert rust_crate_name("vendor/windows-sys-0.59.0/src") == "windows_sys"
+    assert rust_crate_name("vendor/foo-bar-1.0.0-beta.1/src") == "foo_bar"
+    assert rust_crate_name("src") is None
+    assert rust_crate_name("crates/core/src") is None
+
+
 RUST = """\
 //! Geometry for the crate.
 use std::collections::HashMap;

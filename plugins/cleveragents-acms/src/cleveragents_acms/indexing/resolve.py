@@ -350,6 +350,11 @@ _RUST_PRELUDE = frozenset({
 })  # fmt: skip
 
 
+#: Path keywords, and the standard library's crates: a folder ``crates/core`` is not what
+#: ``use core::fmt`` names.
+_NOT_CRATE_NAMES = frozenset(
+    {"crate", "self", "super", "core", "std", "alloc", "proc_macro", "test"}
+)
 #: A vendored crate's folder ends with its version (``gimli-0.34.0``).
 _VERSION_SUFFIX = re.compile(r"-v?[0-9]+(\.[0-9]+)*([-+][0-9A-Za-z.+-]*)?$")
 
@@ -362,7 +367,7 @@ def rust_crate_name(crate: str) -> str | None:
     does); None for a crate at the resource's root, whose folder is not in its paths."""
     folder = crate.rpartition("/")[0].rpartition("/")[2]
     name = _VERSION_SUFFIX.sub("", folder).replace("-", "_")
-    return name if name.isidentifier() and name not in ("crate", "self", "super") else None
+    return name if name.isidentifier() and name not in _NOT_CRATE_NAMES else None
 
 
 @lru_cache(maxsize=1 << 16)
