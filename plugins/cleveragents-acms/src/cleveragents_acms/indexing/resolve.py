@@ -391,10 +391,10 @@ class _RustPaths:
     ``crate``, and a tree of several (a workspace, vendored dependencies) would otherwise
     send one crate's ``crate::Error`` to another's. A path that starts with the name of
     another crate of the tree (:func:`rust_crate_name`) goes on from that crate's root,
-    through its re-exports. A name of one segment (``Helper``) is
-    what the file's module declares or brings in (a glob), else the one node of that name
-    in the crate (brought in by a ``use`` these paths cannot follow); one of the
-    prelude's names (``Eq``, ``Default``) only ever the former.
+    through its re-exports. A name of one segment (``Helper``) is what the file's module
+    declares or brings in (a glob), else the one node of that name in the crate (brought
+    in by a ``use`` these paths cannot follow); one of the prelude's names (``Eq``,
+    ``Default``) only ever the former.
     """
 
     def __init__(
