@@ -29,6 +29,7 @@ For each tree it measures, in one run:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -72,10 +73,17 @@ def fetch(cache: Path, name: str, version: str) -> Path:
     return tree
 
 
-def _parse(path: str) -> None:
-    from cleveragents_acms.analyzers.treesitter import _parser
+@functools.cache
+def _rust_parser() -> Any:
+    import tree_sitter
 
-    _parser("rust").parse(Path(path).read_bytes())
+    from cleveragents_acms.analyzers.treesitter import grammar
+
+    return tree_sitter.Parser(grammar("rust"))
+
+
+def _parse(path: str) -> None:
+    _rust_parser().parse(Path(path).read_bytes())
 
 
 def parse_only_seconds(root: Path) -> float:

@@ -203,11 +203,9 @@ def rust_module_files(dotted: str, caller: str) -> list[str]:
     ``…/a/b/mod.rs``."""
     head, _, rest = dotted.partition(".")
     if head == "crate":
-        folders = caller.split("/")[:-1]
-        start = _crate_root(folders)
-        if start is None:
+        root = rust_crate(caller)
+        if root is None:
             return []
-        root = "/".join(folders[:start])
         if not rest:
             return [f"{root}/lib.rs", f"{root}/main.rs"]
         base = f"{root}/{rest.replace('.', '/')}"
@@ -489,9 +487,10 @@ def rust_bindings(uses: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]
 
 
 @lru_cache(maxsize=1 << 16)
-def _bindings(text: str) -> list[tuple[str, str]]:
-    """A ``use`` node's ``bindings`` read (a run reads each several times)."""
-    return [(bound, full) for bound, full in json.loads(text)]
+def _bindings(text: str) -> tuple[tuple[str, str], ...]:
+    """A ``use`` node's ``bindings`` read (a run reads each several times; shared, so
+    a tuple)."""
+    return tuple((bound, full) for bound, full in json.loads(text))
 
 
 def rust_use_names(uses: Iterable[UKONode]) -> set[str]:
