@@ -222,6 +222,57 @@ def test_typescript_overload_signatures_are_marked() -> None:
     assert "overload" not in nodes["Source.read"].properties
 
 
+def test_typescript_declaration_files() -> None:
+    """A ``.d.ts`` file declares with ``declare``: its classes, namespaces, functions,
+    constants and ``declare global`` members are nodes; its module is what ``import …
+    from "./model"`` names (no ``.d``); of the declarations merged under one name, the
+    class answers it and the others are marked ``merged``."""
+    relative = "lib/model.d.ts"
+    nodes = nodes_of(
+        TypeScriptAnalyzer(),
+        relative,
+        """\
+        import type * as p from "./properties";
+        export declare namespace Model {
+            type Attrs = p.AttrsOf<Props>;
+            type Props = {};
+        }
+        export interface Model extends Model.Attrs {
+        }
+        export declare abstract class Model extends HasProps {
+            constructor(attrs?: Partial<Model.Attrs>);
+            select(name: string): Model[];
+            select(id: number): Model[];
+        }
+        export declare function build(kind: string): Model;
+        export declare const version: string;
+        export type Line = { width: number };
+        export declare const Line: Line;
+        declare global {
+            interface Window { bokeh: number }
+        }
+        declare module "registry" {
+            export function register(model: Model): void;
+        }
+        """,
+    )
+    assert nodes[""].properties["module"] == "lib.model"
+    kinds = {q: (n.uko_type, n.properties.get("merged")) for q, n in nodes.items()}
+    assert kinds["Model"] == ("uko-ts:Namespace", "true")
+    assert kinds["Model~2"] == ("uko-ts:Interface", "true")
+    assert kinds["Model~3"] == ("uko-ts:Class", None)
+    assert kinds["Model.select"] == ("uko-ts:Method", None)  # the first of its overloads
+    assert kinds["Model.select~2"] == ("uko-ts:Method", "true")
+    assert kinds["build"] == ("uko-ts:Function", None)
+    assert kinds["version"] == ("uko-ts:Variable", None)
+    assert kinds["Line"] == ("uko-ts:TypeAlias", None)
+    assert kinds["Line~2"] == ("uko-ts:Variable", "true")
+    assert kinds["Window"] == ("uko-ts:Interface", None)
+    assert kinds["Window.bokeh"] == ("uko-ts:Property", None)
+    assert kinds["registry.register"] == ("uko-ts:Function", None)
+    assert nodes["Model~3"].properties["fqname"] == "lib.model.Model"
+
+
 def test_tsx_components() -> None:
     """``.tsx`` files parse with the TSX grammar (JSX inside TypeScript); a component
     rendered in JSX (``<Button …/>``, ``<Icons.Star>``) is a dependency as a call is, an

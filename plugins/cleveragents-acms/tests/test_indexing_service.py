@@ -534,6 +534,44 @@ def test_an_overloaded_function_restored_is_resolved_by_a_refresh_as_by_a_cold_i
     assert edges == _cold_edges(service, root, "ov", tmp_path / "cold", monkeypatch)
 
 
+def test_a_typescript_declaration_file_answers_for_its_module(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``import { Model } from "./model"`` reads ``model.d.ts``; of its namespace,
+    interface and class ``Model`` (merged declarations), the class is what ``extends
+    Model`` reaches. When the class goes, the interface answers, and a refresh gives
+    what a cold index gives, the class gone and back."""
+    src = tmp_path / "dts" / "src"
+    src.mkdir(parents=True)
+    declared = (
+        "export declare namespace Model {\n  type Attrs = {};\n}\n"
+        "export interface Model extends Model.Attrs {\n}\n"
+        "export declare class Model {\n  select(name: string): Model[];\n}\n"
+    )
+    model = src / "model.d.ts"
+    model.write_text(declared)
+    (src / "view.ts").write_text(
+        "import { Model } from './model';\n"
+        "export class View extends Model {\n  show() { return this.select('a'); }\n}\n"
+    )
+    root = tmp_path / "dts"
+    service.index_resource(RESOURCE_A, root, project="dts")
+    view = "https://cleveragents.ai/r/R/src/view.ts#View"
+    klass = "https://cleveragents.ai/r/R/src/model.d.ts#Model~3"
+    interface = "https://cleveragents.ai/r/R/src/model.d.ts#Model~2"
+    assert _current_edges(service, "dts", RESOURCE_A)[view][1] == [klass] * 2  # base, depends
+    model.write_text(declared.split("export declare class")[0])
+    run, edges = _refreshed(service, root, "dts")
+    assert run.files_dependent == 1 and edges[view][1] == [interface] * 2
+    assert edges == _cold_edges(service, root, "dts", tmp_path / "cold", monkeypatch)
+    model.write_text(declared)
+    _, edges = _refreshed(service, root, "dts")
+    assert edges[view][1] == [klass] * 2
+    assert edges == _cold_edges(service, root, "dts", tmp_path / "cold2", monkeypatch)
+
+
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     service: RepoIndexingService,
     tmp_path: Path,

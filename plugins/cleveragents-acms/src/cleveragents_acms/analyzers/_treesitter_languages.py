@@ -232,6 +232,7 @@ TYPESCRIPT = LanguageSpec(
     variable_type="uko-ts:Variable",
     member_callable=_D("uko-ts:Method", "method", "callable"),
     wrappers=frozenset({"export_statement", "ambient_declaration", "expression_statement"}),
+    nested_bodies=frozenset({"statement_block"}),  # what ``declare global { … }`` declares
     imports=frozenset({"import_statement"}),
     calls=(("call_expression", "function"), ("new_expression", "constructor")),
     bindings=_js_bindings,

@@ -80,6 +80,11 @@ _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
 )
 _JS_SUFFIXES = frozenset({"js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx"})
+#: Which of TypeScript's merged declarations of one name a reference means, by kind.
+_MERGE_RANK = {
+    "class": 0, "function": 1, "method": 1, "enum": 2, "interface": 3, "namespace": 4,
+    "type": 5, "variable": 6,
+}  # fmt: skip
 _LOCK = threading.Lock()
 _PARSERS = threading.local()
 
@@ -215,6 +220,8 @@ class _FileBuilder:
         self.relative = relative
         self.factory = NodeFactory(resource_id, relative, spec.name)
         stem = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else relative
+        if spec.name == "typescript":  # ``lib/util.d.ts`` is what ``import … from "./util"`` reads
+            stem = stem.removesuffix(".d")
         # A Go package is a folder, named by its import path where a go.mod gives one.
         self.module_prefix = package_path or stem.replace("/", ".")
         self.bindings: dict[str, str] = {}
@@ -463,12 +470,15 @@ class _FileBuilder:
     def unwrap(self, wrapper: Node) -> Node | None:
         inner = wrapper.child_by_field_name("declaration")
         if inner is not None:
-            return inner
+            # ``export declare class A``: a TypeScript ambient declaration inside an export.
+            return self.unwrap(inner) if inner.type in self.spec.wrappers else inner
         for child in wrapper.named_children:
             if child.type in self.spec.declarations or child.type in (
                 "lexical_declaration", "variable_declaration"
             ):  # fmt: skip
                 return child
+        if wrapper.type == "ambient_declaration":  # ``declare global { … }``: its members
+            return next((c for c in wrapper.named_children if c.type == "statement_block"), None)
         # ``Foo.prototype.bar = function …``: not a declaration, but declares one.
         return wrapper if wrapper.type == "expression_statement" else None
 
@@ -543,6 +553,25 @@ class _FileBuilder:
         for uko in self.bodiless:
             if (uko.parent, uko.name) in self.implemented:
                 uko.properties["overload"] = "true"
+        self.mark_merged()
+
+    def mark_merged(self) -> None:
+        """TypeScript merges declarations of one name in one scope (``declare class
+        Model``, ``interface Model``, ``namespace Model`` in a ``.d.ts``; the overloads of
+        a declared function): all but the one a reference means are marked ``merged``, so
+        the name resolves to that one instead of to none: a class first, then a
+        function or method, an enum, an interface, a namespace, a type (``type Line``
+        beside ``const Line``), each time the first."""
+        merging: dict[tuple[str | None, str], list[UKONode]] = {}
+        for uko in self.factory.nodes:
+            if uko.properties.get("kind") in _MERGE_RANK and not uko.properties.get("overload"):
+                merging.setdefault((uko.parent, uko.name), []).append(uko)
+        for group in merging.values():
+            if len(group) > 1:
+                meant = min(group, key=lambda u: _MERGE_RANK[u.properties["kind"]])
+                for uko in group:
+                    if uko is not meant:
+                        uko.properties["merged"] = "true"
 
     def name_of(self, node: Node) -> str:
         name_node = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -1634,7 +1663,7 @@ class TreeSitterAnalyzer:
     #: listed fields and bodiless methods keep their ``;`` or ``,``, a declaration of
     #: several names is listed once, and signatures over several lines fold without the
     #: spaces and trailing commas their line breaks left.
-    revision = 8
+    revision = 9
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

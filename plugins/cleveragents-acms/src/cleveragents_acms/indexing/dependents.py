@@ -47,6 +47,7 @@ from cleveragents_acms.indexing.resolve import (
     RUST_HOPS,
     RUST_USE,
     SYMBOL,
+    answers_beside_none,
     default_export_files,
     resolves,
     rust_bindings,
@@ -340,7 +341,7 @@ def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     signatures: set[str] = set()
     for node in nodes:
-        if node.properties.get("overload"):
+        if answers_beside_none(node):
             signatures.add(node.uri)
         for key in symbol_keys(node):
             if key in keys:

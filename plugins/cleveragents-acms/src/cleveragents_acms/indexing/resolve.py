@@ -30,6 +30,7 @@ __all__ = [
     "RUST_HOPS",
     "RUST_USE",
     "SYMBOL",
+    "answers_beside_none",
     "default_export_files",
     "is_overload_set",
     "resolve_edges",
@@ -233,7 +234,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     for node in [*known, *nodes]:
         for key in symbol_keys(node):
             table.setdefault(key, set()).add(node.uri)
-        if node.properties.get("overload"):
+        if answers_beside_none(node):
             stubs.add(node.uri)
         if node.uko_type == RUST_USE and node.properties.get("bindings"):
             uses.append(node)
@@ -278,10 +279,19 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     return resolved
 
 
+def answers_beside_none(node: UKONode) -> bool:
+    """An overload signature (TypeScript's, a ``typing.overload`` stub) or a TypeScript
+    declaration merged into another of its name (``interface Model`` beside ``class
+    Model``): it answers its name only where no other node does."""
+    properties = node.properties
+    return bool(properties.get("overload") or properties.get("merged"))
+
+
 def without_signatures(candidates: set[str], signatures: set[str]) -> set[str]:
     """The nodes that answer a name ``candidates`` share, less the overload signatures
     among them (TypeScript's, ``typing.overload`` stubs) when several do: they share the
-    name of the implementation they declare, and a call is to the implementation."""
+    name of the implementation they declare, and a call is to the implementation. So
+    are TypeScript's merged declarations (see :func:`answers_beside_none`)."""
     return candidates - signatures if len(candidates) > 1 else candidates
 
 
