@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sysconfig
 import textwrap
 from pathlib import Path
@@ -271,6 +272,45 @@ def test_typescript_declaration_files() -> None:
     assert kinds["Window.bokeh"] == ("uko-ts:Property", None)
     assert kinds["registry.register"] == ("uko-ts:Function", None)
     assert nodes["Model~3"].properties["fqname"] == "lib.model.Model"
+
+
+def test_exports_from_other_modules_are_nodes_with_what_they_give() -> None:
+    """``export … from`` (and ``export { a as b }``) is an ``uko-ts:Export`` node: what it
+    makes the module answer to, as ``bindings`` (name "" for ``export *``), paths from
+    the resource's root, and a dependency on each; listed with the imports."""
+
+    source = """\
+        import { Local } from "./local";
+        export * from "./model";
+        export * as shapes from "../shapes";
+        export { make, make as build } from "./factory";
+        export type { Kind } from "./kinds";
+        export { default as Layer } from "./layer";
+        export { Local, inner as outer };
+        function inner() {}
+        """
+    for analyzer, relative in (
+        (TypeScriptAnalyzer(), "src/lib/index.ts"),
+        (JavaScriptAnalyzer(), "src/lib/index.js"),
+    ):
+        if relative.endswith(".js"):
+            source = source.replace("export type {", "export {")
+        result = analyze(analyzer, relative, source)
+        exports = [n for n in result.nodes if n.uko_type == "uko-ts:Export"]
+        given = [json.loads(n.properties["bindings"]) for n in exports]
+        assert given == [
+            [["", "src.lib.model"]],
+            [["shapes", "src.shapes"]],
+            [["make", "src.lib.factory.make"], ["build", "src.lib.factory.make"]],
+            [["Kind", "src.lib.kinds.Kind"]],
+            [["Layer", "src.lib.layer.default"]],
+            [["Local", "src.lib.local.Local"], ["outer", "src.lib.index.inner"]],
+        ], relative
+        assert exports[2].edges == [("uko:dependsOn", "symbol:src.lib.factory.make")]
+        outline = result.nodes[0].renderings[6]
+        assert (
+            'export * from "./model";' in outline and 'import { Local } from "./local";' in outline
+        )
 
 
 def test_tsx_components() -> None:

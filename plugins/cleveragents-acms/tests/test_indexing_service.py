@@ -572,6 +572,69 @@ def test_a_typescript_declaration_file_answers_for_its_module(
     assert edges == _cold_edges(service, root, "dts", tmp_path / "cold2", monkeypatch)
 
 
+def test_typescript_names_resolve_through_the_modules_that_export_them(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``import { Model, build, shapes, Deep } from "./lib"`` reaches the definitions
+    ``lib/index.ts`` exports from other modules (``export *``, ``export * as``, ``export {
+    make as build }``, and on through ``sub/index.ts``). Every refresh that changes what
+    the exports give (one dropped and restored, a second ``export *`` that makes a name
+    ambiguous, a definition two modules away gone and back) leaves a cold index's edges."""
+    lib = tmp_path / "tsb" / "src" / "lib"
+    (lib / "sub").mkdir(parents=True)
+    barrel = (
+        'export * from "./model";\nexport * as shapes from "./shapes";\n'
+        'export { make as build } from "./factory";\nexport * from "./sub";\n'
+    )
+    (lib / "index.ts").write_text(barrel)
+    (lib / "model.ts").write_text("export class Model {\n  select(n: string) { return n; }\n}\n")
+    (lib / "shapes.ts").write_text("export function circle(r: number) { return r; }\n")
+    (lib / "factory.ts").write_text("export function make() { return 1; }\n")
+    (lib / "sub" / "index.ts").write_text('export { Deep } from "./deep";\n')
+    deep = "export class Deep {\n  run() {}\n}\n"
+    (lib / "sub" / "deep.ts").write_text(deep)
+    (lib.parent / "app.ts").write_text(
+        'import { Model, build, shapes, Deep } from "./lib";\n'
+        "export class View extends Model {\n"
+        '  show() { build(); shapes.circle(2); new Deep(); return this.select("a"); }\n}\n'
+    )
+    root = tmp_path / "tsb"
+    service.index_resource(RESOURCE_A, root, project="tsb")
+    base = "https://cleveragents.ai/r/R/src/"
+    view, show = base + "app.ts#View", base + "app.ts#View.show"
+    model = base + "lib/model.ts#Model"
+    called = [
+        base + "lib/factory.ts#make",
+        base + "lib/model.ts#Model.select",
+        base + "lib/shapes.ts#circle",
+        base + "lib/sub/deep.ts#Deep",
+    ]
+    edges = _current_edges(service, "tsb", RESOURCE_A)
+    assert edges[view][1] == [model] * 2 and edges[show][1] == called
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        run, edges = _refreshed(service, root, "tsb")
+        assert run.files_dependent >= 1
+        assert edges == _cold_edges(service, root, "tsb", tmp_path / name, monkeypatch)
+        return edges
+
+    (lib / "index.ts").write_text(barrel.replace('export * from "./model";\n', ""))
+    assert refreshed_as_cold("dropped")[view][1] == ["symbol:src.lib.Model"] * 2
+    (lib / "index.ts").write_text(barrel)
+    assert refreshed_as_cold("restored")[view][1] == [model] * 2
+    (lib / "other.ts").write_text("export class Model {}\n")  # alone: answers nothing
+    (lib / "index.ts").write_text(barrel + 'export * from "./other";\n')
+    assert refreshed_as_cold("ambiguous")[view][1] == ["symbol:src.lib.Model"] * 2
+    (lib / "other.ts").write_text("export class Other {}\n")
+    assert refreshed_as_cold("unambiguous")[view][1] == [model] * 2
+    (lib / "sub" / "deep.ts").write_text("export class Deeper {}\n")
+    assert "symbol:src.lib.Deep" in refreshed_as_cold("deep-gone")[show][1]
+    (lib / "sub" / "deep.ts").write_text(deep)
+    assert refreshed_as_cold("deep-back")[show][1] == called
+
+
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     service: RepoIndexingService,
     tmp_path: Path,

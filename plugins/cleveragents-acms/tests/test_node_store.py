@@ -65,6 +65,37 @@ def test_renderings_round_trip_and_rows_of_the_older_zlib_format_still_read(
     store.close()
 
 
+def test_the_nodes_a_refresh_lists_by_type_come_from_their_own_index(tmp_path: Path) -> None:
+    """Rust ``use`` and TypeScript ``export … from`` nodes, which a refresh reads all of,
+    are read through an index of theirs alone (a scan of the resource's nodes took 0.2 s
+    on a 260k-node index), and a store made before that index gains it when next
+    written."""
+    store = NodeStore(tmp_path / "nodes.db")
+    nodes = [_node(f"pkg/module_{i}.py", f"function_{i}") for i in range(2000)]
+    for node in nodes[:3]:
+        node.uko_type = "uko-ts:Export"
+    store.begin()
+    store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
+    store.commit()
+    store._db.execute("DROP INDEX nodes_current_listed")  # as an earlier version made it
+    store.close()
+
+    store = NodeStore(tmp_path / "nodes.db")
+    assert len(store.nodes_of_type(RESOURCE, "uko-ts:Export")) == 3  # without: a scan
+    store.begin()
+    store.commit()
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    found = store.nodes_of_type(RESOURCE, "uko-ts:Export")
+    store._db.set_trace_callback(None)
+    assert sorted(n.name for n in found) == ["function_0", "function_1", "function_2"]
+    lookup = next(s for s in statements if s.lstrip().startswith("SELECT"))
+    plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
+    assert "nodes_current_listed" in plan, plan
+    assert len(store.nodes_of_type(RESOURCE, "uko-py:Function")) == 1997  # any other type
+    store.close()
+
+
 def test_a_bulk_insert_into_an_empty_store_builds_its_indexes_after_the_rows(
     tmp_path: Path,
 ) -> None:
@@ -110,7 +141,7 @@ def test_a_rolled_back_bulk_insert_leaves_the_indexes(tmp_path: Path) -> None:
     indexes = store._db.execute(
         "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'nodes_current%'"
     ).fetchone()[0]
-    assert (rows, indexes) == (0, 3)
+    assert (rows, indexes) == (0, 4)
     store.close()
 
 

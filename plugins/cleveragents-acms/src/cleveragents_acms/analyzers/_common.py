@@ -255,6 +255,8 @@ PACKAGE_GUESSES = "package_guesses"
 MACRO_KEY = "macro:"
 #: The UKO type of a Rust ``macro_rules!`` definition's node.
 RUST_MACRO = "uko-rs:Macro"
+#: The UKO type of a Rust ``use`` declaration's node.
+RUST_USE = "uko-rs:Use"
 #: A class's (a struct's, an interface's) base or embedded type.
 INHERITS_FROM = "uko-oo:inheritsFrom"
 #: A type's interface: declared (Java, TypeScript) or derived (Go's, by the indexer).
@@ -268,6 +270,11 @@ MODULE_EXPORT = "module_export"
 #: ``<module>.default``, what ``import Layer from "./layer"`` names, and ``Layer.match``
 #: for ``<module>.default.match``.
 DEFAULT_EXPORT = "default_export"
+#: The UKO type of a JavaScript or TypeScript ``export … from`` (or ``export { a as b }``).
+SCRIPT_EXPORT = "uko-ts:Export"
+#: Its property: what it makes its module answer to, JSON ``[[name, path], …]`` (name ""
+#: for ``export * from "./m"``, path then the module).
+EXPORT_BINDINGS = "bindings"
 
 
 def go_package_symbol(relative: str, name: str) -> str:

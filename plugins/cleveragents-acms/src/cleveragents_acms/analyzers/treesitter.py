@@ -38,6 +38,7 @@ from cleveragents.models.uko import (
 )
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
+    EXPORT_BINDINGS,
     GUESSED_TARGETS,
     IMPLEMENTS,
     INHERITS_FROM,
@@ -45,6 +46,7 @@ from cleveragents_acms.analyzers._common import (
     MODULE_EXPORT,
     PACKAGE_GUESSES,
     RUST_MACRO,
+    SCRIPT_EXPORT,
     NodeFactory,
     collapse,
     dedupe,
@@ -458,6 +460,8 @@ class _FileBuilder:
             if target is not None:
                 declared = self.declare(target, child, parent, prefix, owner, doc, decorators)
                 out.extend(declared)
+            elif kind == "export_statement" and owner is None:
+                self.export_node(child, parent)
             if kind == "export_statement" and owner is None and _is_default(child):
                 value = child.child_by_field_name("value")
                 if target is not None and declared:  # ``export default class Layer { … }``
@@ -1130,6 +1134,54 @@ class _FileBuilder:
             properties=properties, edges=edges,
         )  # fmt: skip
         self.imports.append(uko)
+
+    def export_node(self, node: Node, parent: UKONode) -> None:
+        """``export … from "./m"`` and ``export { a as b }``: what the module answers to
+        besides its own declarations, kept as ``bindings`` (JSON ``[[name, path], …]``,
+        name "" for ``export *``), which the indexer follows (``lib.Model`` to
+        ``lib.model.Model`` when ``lib/index.ts`` has ``export * from "./model"``)."""
+        source = node.child_by_field_name("source")
+        module = self.module_name(self.text(source).strip("\"'`")) if source is not None else ""
+        bindings: list[tuple[str, str]] = []
+        for child in node.named_children:
+            if child.type == "namespace_export" and module:  # ``export * as ns from``
+                names = [c for c in child.named_children if c.type in ("identifier", "string")]
+                if names:
+                    bindings.append((self.text(names[-1]).strip("\"'"), module))
+            elif child.type == "export_clause":
+                for spec in child.named_children:
+                    name_node = spec.child_by_field_name("name")
+                    if spec.type != "export_specifier" or name_node is None:
+                        continue
+                    name = self.text(name_node).strip("\"'")
+                    alias_node = spec.child_by_field_name("alias")
+                    alias = self.text(alias_node).strip("\"'") if alias_node is not None else name
+                    if module:
+                        bindings.append((alias, f"{module}.{name}"))
+                    elif name in self.bindings:  # imported, then exported
+                        bindings.append((alias, self.bindings[name]))
+                    elif alias != name:  # a declaration of the file, under another name
+                        bindings.append((alias, f"{self.module_prefix}.{name}"))
+        if module and not any(
+            c.type in ("namespace_export", "export_clause") for c in node.named_children
+        ):
+            bindings.append(("", module))  # ``export * from``
+        if not bindings:
+            return
+        text = truncate(collapse(self.text(node)), 200)
+        start, end = self.rows(node)
+        edges = [(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(t for _, t in bindings)]
+        self.module_edges.extend(edges)
+        uko = self.factory.make(
+            SCRIPT_EXPORT, text, f"export.{module}" if module else "export", start, end, parent,
+            renderings={DEPTH_NAME: text, DEPTH_FULL: self.source(start, end)},
+            properties={
+                "kind": "export", "module": module or self.module_prefix,
+                EXPORT_BINDINGS: json.dumps([[b, t] for b, t in bindings]),
+            },
+            edges=edges,
+        )  # fmt: skip
+        self.imports.append(uko)  # listed with the imports in the module's outline
 
     def destructured(self, pattern: Node, module: str) -> list[tuple[str, str]]:
         """``const { Store, Other: O } = require("./store")``: ``Store`` and ``O`` bound to

@@ -46,14 +46,20 @@ from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
     RUST_HOPS,
     RUST_USE,
+    SCRIPT_EXPORT,
     SYMBOL,
+    ScriptExports,
     answers_beside_none,
     default_export_files,
+    is_script,
     resolves,
     rust_bindings,
     rust_crate,
     rust_crate_name,
     rust_module_files,
+    script_aliases,
+    script_exports,
+    script_module_files,
     short_name,
     symbol_keys,
     without_signatures,
@@ -93,6 +99,7 @@ def dependent_files(
     gone = before - {n.uri for n in now}
     targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
+    targets |= _changed_script_exports(nodes, resource_id, now, touched)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(nodes, resource_id, guessed, present)
@@ -196,6 +203,20 @@ def _name_targets(
         (key, crates_before.get((key, crate), set()), crates_now.get((key, crate), set()))
         for key, crate in crates_before.keys() | crates_now.keys()
     ]
+    # A JavaScript or TypeScript module that exports another's names (``export * from``)
+    # answers them too, through it (``resolve.ScriptExports``).
+    if any(is_script(path) for path in touched):
+        exports_before = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
+        exports_now = [e for e in exports_before if e.path not in touched]
+        exports_now += [n for n in now if n.uko_type == SCRIPT_EXPORT]
+        aliases = script_aliases([*exports_before, *exports_now], keys) - keys
+        if aliases:
+            through_before = _answering_through(stored, exports_before, aliases)
+            through_now = _answering_through(after, exports_now, aliases)
+            compared += [
+                (key, through_before.get(key, set()), through_now.get(key, set()))
+                for key in aliases
+            ]
     for key, was, is_ in compared:
         if resolves(is_) and was != is_:
             if key.startswith(GUESSED_KEYS):
@@ -247,6 +268,50 @@ def _changed_rust_bindings(
     if paths:
         targets |= {SYMBOL + path for path in paths} | _rust_aliases(nodes, resource_id, now, paths)
     return targets
+
+
+def _changed_script_exports(
+    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], touched: set[str]
+) -> set[str]:
+    """The targets the ``export … from`` of the changed JavaScript and TypeScript files
+    change:
+
+    * every node what an export gives or gave can reach: a reference resolved through it
+      may now resolve elsewhere or not at all (which way it took is not kept), and one
+      through another export of the same name is ambiguous now (``export *`` twice);
+    * the names an export now gives, and those of the modules exporting this one's:
+      references by them, left unresolved, may resolve now.
+    """
+    if not any(is_script(path) for path in touched):
+        return set()
+    stored = nodes.nodes_in_files(resource_id, touched, (SCRIPT_EXPORT,))
+    before = set(script_exports(stored))
+    after = set(script_exports(n for n in now if n.uko_type == SCRIPT_EXPORT))
+    lost, gained = before - after, after - before
+    if not (lost or gained):
+        return set()
+    changed = lost | gained
+    globbed = {f for _, _, bound, t in changed if not bound for f in script_module_files(t)}
+    reached = nodes.nodes_at(resource_id, nodes.current_fingerprints(resource_id, globbed))
+    reached += [n for n in now if n.path in globbed]
+    names = {short_name(t) for _, _, bound, t in changed if bound}
+    names |= {n.name for n in reached if n.qualname}
+    targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
+    targets |= {n.uri for n in reached}
+    paths = {f"{module}.{bound}" for _, module, bound, _ in gained if bound}
+    paths |= {
+        f"{module}.{node.qualname}"
+        for _, module, bound, target in gained
+        if not bound
+        for node in reached
+        if node.qualname and node.path in script_module_files(target)
+    }
+    exports = [
+        *nodes.nodes_of_type(resource_id, SCRIPT_EXPORT),
+        *(n for n in now if n.uko_type == SCRIPT_EXPORT),
+    ]
+    paths |= script_aliases(exports, paths)
+    return targets | {SYMBOL + path for path in paths}
 
 
 def _glob_files(bindings: Iterable[tuple[str, str, str, str]]) -> set[tuple[str, str]]:
@@ -332,6 +397,27 @@ def _guessing_files(
         names = module.properties.get(PACKAGE_GUESSES)
         if names is None or not keys.isdisjoint(names.split("\n")):
             found.add(module.path)
+    return found
+
+
+def _answering_through(
+    nodes: Iterable[UKONode], exports: Iterable[UKONode], keys: set[str]
+) -> dict[str, set[str]]:
+    """``key -> URIs`` of the nodes answering each of ``keys``, itself or through the
+    ``export … from`` nodes ``exports``, as the resolver counts them."""
+    table: dict[str, set[str]] = {}
+    signatures: set[str] = set()
+    for node in nodes:
+        if answers_beside_none(node):
+            signatures.add(node.uri)
+        for key in symbol_keys(node):
+            table.setdefault(key, set()).add(node.uri)
+    through = ScriptExports(table, exports)
+    found: dict[str, set[str]] = {}
+    for key in keys:
+        uris = table.get(key) or through.follow(key)
+        if uris:
+            found[key] = without_signatures(uris, signatures)
     return found
 
 

@@ -17,11 +17,14 @@ from functools import lru_cache
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
+    EXPORT_BINDINGS,
     GUESSED_KEYS,
     GUESSED_TARGETS,
     MACRO_KEY,
     MODULE_EXPORT,
     RUST_MACRO,
+    RUST_USE,
+    SCRIPT_EXPORT,
     go_package_symbol,
 )
 
@@ -29,10 +32,14 @@ __all__ = [
     "GUESSED_KEYS",
     "RUST_HOPS",
     "RUST_USE",
+    "SCRIPT_EXPORT",
+    "SCRIPT_HOPS",
     "SYMBOL",
+    "ScriptExports",
     "answers_beside_none",
     "default_export_files",
     "is_overload_set",
+    "is_script",
     "resolve_edges",
     "resolves",
     "rust_bindings",
@@ -40,6 +47,11 @@ __all__ = [
     "rust_module_files",
     "rust_paths",
     "rust_use_names",
+    "script_aliases",
+    "script_export_names",
+    "script_exports",
+    "script_module",
+    "script_module_files",
     "short_name",
     "symbol_keys",
     "wanted_modules",
@@ -47,16 +59,18 @@ __all__ = [
     "without_signatures",
 ]
 
-#: The UKO type of a Rust ``use`` declaration's node.
-RUST_USE = "uko-rs:Use"
 
 #: The scheme of an edge target no node answers (yet).
 SYMBOL = "symbol:"
 _PREFIX = SYMBOL
 #: The files of JavaScript and TypeScript modules.
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+#: The files a JavaScript or TypeScript module can be, declaration files included.
+_SCRIPT_FILES = (*_SCRIPT_SUFFIXES, ".d.ts", ".d.mts", ".d.cts")
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
+#: How many ``export … from`` a JavaScript or TypeScript name is followed through.
+SCRIPT_HOPS = 6
 #: A Rust path from the file's own module.
 _RUST_RELATIVE = (_PREFIX + "self.", _PREFIX + "super.")
 
@@ -179,10 +193,15 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
             elif node.path.endswith(".rs"):
                 paths.update(rust_module_files(dotted, node.path))
             elif node.path.endswith(_SCRIPT_SUFFIXES):
-                base = dotted.replace(".", "/")
-                for suffix in _SCRIPT_SUFFIXES:
-                    paths.update((f"{base}{suffix}", f"{base}/index{suffix}"))
+                paths.update(script_module_files(dotted))
     return paths
+
+
+def script_module_files(dotted: str) -> list[str]:
+    """The files a JavaScript or TypeScript module's dotted name can be (``src.lib`` ->
+    ``src/lib.ts``, ``src/lib/index.js``, ``src/lib.d.ts`` …)."""
+    base = dotted.replace(".", "/")
+    return [p for suffix in _SCRIPT_FILES for p in (f"{base}{suffix}", f"{base}/index{suffix}")]
 
 
 def default_export_files(keys: Iterable[str]) -> set[str]:
@@ -193,8 +212,7 @@ def default_export_files(keys: Iterable[str]) -> set[str]:
     for key in keys:
         parts = key.split(".")
         if "default" in parts[1:]:
-            base = "/".join(parts[: parts.index("default", 1)])
-            paths.update(p for s in _SCRIPT_SUFFIXES for p in (f"{base}{s}", f"{base}/index{s}"))
+            paths.update(script_module_files(".".join(parts[: parts.index("default", 1)])))
     return paths
 
 
@@ -231,6 +249,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     table: dict[str, set[str]] = {}
     stubs: set[str] = set()
     uses: list[UKONode] = []
+    exports: list[UKONode] = []
     for node in [*known, *nodes]:
         for key in symbol_keys(node):
             table.setdefault(key, set()).add(node.uri)
@@ -238,7 +257,10 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             stubs.add(node.uri)
         if node.uko_type == RUST_USE and node.properties.get("bindings"):
             uses.append(node)
+        elif node.uko_type == SCRIPT_EXPORT:
+            exports.append(node)
     rust = _RustPaths(table, uses, [*known, *nodes])
+    scripts = ScriptExports(table, exports)
     resolved = 0
     for node in nodes:
         guessed = False
@@ -250,6 +272,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
             else:
                 candidates = table.get(target[len(_PREFIX) :])
+                if not candidates and node.path.endswith(_SCRIPT_SUFFIXES):
+                    candidates = scripts.follow(target[len(_PREFIX) :])
             if candidates:
                 candidates = without_signatures(candidates, stubs)
             if candidates and len(candidates) == 1:
@@ -385,6 +409,125 @@ def rust_crate(path: str) -> str | None:
     folders = path.split("/")[:-1]
     root = _crate_root(folders)
     return None if root is None else "/".join(folders[:root])
+
+
+def is_script(path: str) -> bool:
+    """A JavaScript or TypeScript file (a declaration file too)."""
+    return path.endswith(_SCRIPT_SUFFIXES)
+
+
+def script_module(path: str) -> str:
+    """The dotted name of a JavaScript or TypeScript file's module, as its analyzer
+    gives it (``src/lib/model.ts`` and ``src/lib/model.d.ts`` -> ``src.lib.model``)."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    if path.endswith((".ts", ".mts", ".cts", ".tsx")):
+        stem = stem.removesuffix(".d")
+    return stem.replace("/", ".")
+
+
+def script_exports(exports: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]]:
+    """``(file, module, name, path)`` for each name an ``export … from`` node makes its
+    module answer to (``""`` for ``export *``, path then the module): the module both
+    as its file's (``src.lib.index``) and as its folder's (``src.lib``)."""
+    for export in exports:
+        module = script_module(export.path)
+        modules = (
+            (module, module.removesuffix(".index")) if module.endswith(".index") else (module,)
+        )
+        for bound, target in _bindings(export.properties.get(EXPORT_BINDINGS) or "[]"):
+            for name in modules:
+                yield export.path, name, bound, target
+
+
+def script_export_names(exports: Iterable[UKONode]) -> set[str]:
+    """The short names of what ``export { a as b } from`` nodes name (``a``): the
+    definitions a name through them may end at."""
+    return {short_name(target) for _, _, bound, target in script_exports(exports) if bound}
+
+
+class ScriptExports:
+    """JavaScript and TypeScript names followed through ``export … from`` to the
+    definition they stand for: ``src.lib.Model``, when ``src/lib/index.ts`` says ``export
+    * from "./model"``, is ``src.lib.model.Model``. A name its module exports by name is
+    only that one (as TypeScript shadows ``export *``), one several ``export *`` give is
+    every one of them (so ambiguous)."""
+
+    def __init__(self, table: dict[str, set[str]], exports: Iterable[UKONode]) -> None:
+        self.table = table
+        self.named: dict[str, dict[str, list[str]]] = {}  # module -> name -> paths
+        self.globs: dict[str, list[str]] = {}  # module -> the modules it exports all of
+        for _, module, bound, target in script_exports(exports):
+            if bound:
+                self.named.setdefault(module, {}).setdefault(bound, []).append(target)
+            else:
+                self.globs.setdefault(module, []).append(target)
+        self._followed: dict[tuple[str, int], set[str]] = {}
+
+    def follow(self, dotted: str, hops: int = SCRIPT_HOPS) -> set[str]:
+        """The nodes answering what ``dotted`` stands for through re-exports (empty
+        when it goes through none)."""
+        if hops <= 0 or not (self.named or self.globs):
+            return set()
+        known = self._followed.get((dotted, hops))
+        if known is not None:
+            return known
+        self._followed[(dotted, hops)] = set()  # re-exports in a cycle end here
+        parts = dotted.split(".")
+        found: set[str] = set()
+        for cut in range(len(parts) - 1, 0, -1):  # the longest module that exports
+            module, name, rest = ".".join(parts[:cut]), parts[cut], parts[cut + 1 :]
+            if module not in self.named and module not in self.globs:
+                if module in self.table:  # a module, or a declaration, exporting nothing
+                    break
+                continue
+            named = self.named.get(module, {}).get(name)
+            if named:
+                ways = [".".join([target, *rest]) for target in named]
+            elif name != "default":  # ``export *`` leaves the default export out
+                ways = [".".join([m, name, *rest]) for m in self.globs.get(module, ())]
+            else:
+                ways = []
+            for way in ways:
+                found |= self.table.get(way) or self.follow(way, hops - 1)
+            break
+        self._followed[(dotted, hops)] = found
+        return found
+
+
+def script_aliases(exports: Iterable[UKONode], names: Iterable[str]) -> set[str]:
+    """The other names that lead to ``names`` through ``export … from`` (``src.lib.Model``
+    for ``src.lib.model.Model`` when ``src/lib/index.ts`` says ``export * from
+    "./model"``, and on through the modules that export that one's names), members
+    included (``src.lib.Model.select``)."""
+    named: dict[str, set[str]] = {}  # path -> the names an export gives it
+    globbed: dict[str, set[str]] = {}  # module -> the modules that export all of it
+    for _, module, bound, target in script_exports(exports):
+        if bound:
+            named.setdefault(target, set()).add(f"{module}.{bound}")
+        else:
+            globbed.setdefault(target, set()).add(module)
+    if not (named or globbed):
+        return set()
+    names = set(names)
+    found: set[str] = set()
+    frontier = names
+    for _ in range(SCRIPT_HOPS):
+        reached: set[str] = set()
+        for name in frontier:
+            parts = name.split(".")
+            for cut in range(len(parts) - 1, 0, -1):  # the longest module exported
+                head, tail = ".".join(parts[:cut]), parts[cut:]
+                aliases = named.get(".".join(parts[: cut + 1]), ())
+                barrels = globbed.get(head, ())
+                reached.update(".".join([alias, *tail[1:]]) for alias in aliases)
+                reached.update(".".join([barrel, *tail]) for barrel in barrels)
+                if aliases or barrels:
+                    break
+        frontier = reached - found - names
+        if not frontier:
+            break
+        found |= frontier
+    return found
 
 
 class _RustPaths:

@@ -53,10 +53,14 @@ from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRu
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
     RUST_USE,
+    SCRIPT_EXPORT,
     SYMBOL,
     default_export_files,
     resolve_edges,
     rust_use_names,
+    script_export_names,
+    script_exports,
+    script_module_files,
     wanted_modules,
     wanted_names,
 )
@@ -195,7 +199,8 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     """The stored nodes that may answer the ``symbol:`` targets of ``new``: those of the
     targets' short names, the modules they may be, the ``export default`` declarations of
     the modules a ``…default`` target names, and, when Rust files changed, every
-    ``use`` of the resource with what it brings in (Rust paths go through them)."""
+    ``use`` of the resource with what it brings in (Rust paths go through them), when
+    JavaScript or TypeScript files did, every ``export … from`` with what it names."""
     targets = {t[len(SYMBOL) :] for n in new for _, t in n.edges if t.startswith(SYMBOL)}
     found = [
         *nodes.nodes_named([resource_id], wanted_names(new)),
@@ -205,6 +210,17 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     if any(n.path.endswith(".rs") for n in new):
         uses = nodes.nodes_of_type(resource_id, RUST_USE)
         found += [*uses, *nodes.nodes_named([resource_id], rust_use_names(uses))]
+    if any(n.uko_type.startswith("uko-ts:") for n in new):
+        exports = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
+        if exports:
+            modules = {t for *_, t in script_exports(exports)}
+            found += [
+                *exports,
+                *nodes.nodes_named([resource_id], script_export_names(exports)),
+                *nodes.modules_at(
+                    [resource_id], {p for m in modules for p in script_module_files(m)}
+                ),
+            ]
     return found
 
 

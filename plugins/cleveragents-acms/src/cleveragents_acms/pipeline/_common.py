@@ -114,8 +114,9 @@ def plan_attr(plan_context: object, name: str) -> Any:
 # -- node URIs: ``<base>/<resource>/<path>#<qualname>`` -------------------------------
 
 
-#: Local names of the node types of import statements (``uko-py:Import``, ``uko-rs:Use`` …).
-IMPORT_TYPES = frozenset({"Import", "Use"})
+#: Local names of the node types of import statements (``uko-py:Import``, ``uko-rs:Use`` …;
+#: ``uko-ts:Export`` for ``export … from``, which imports as it exports).
+IMPORT_TYPES = frozenset({"Import", "Use", "Export"})
 
 #: Fragment metadata: the names of the near copies of this callable (delivered in full)
 #: that a strategy left out, comma-separated; the preamble and the CLI name them.
