@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def test_yaml_json_ini_and_dockerfile_sections() -> None:
         "services:\n  web:\n    image: nginx"
     )
     json_file = analyze("package.json", '{\n  "name": "x",\n  "scripts": {\n    "a": "b"\n  }\n}\n')
-    assert list(children(json_file)) == ["name", "scripts"]
+    assert list(children(json_file)) == ["name", "scripts", "package"]  # and what "x" is
     ini = analyze("setup.cfg", "[metadata]\nname = x\n\n[options]\nzip_safe = False\n")
     assert list(children(ini)) == ["metadata", "options"]
     docker = analyze(
@@ -137,3 +138,30 @@ def test_supports_any_text_but_not_binary() -> None:
     assert analyzer.supports(Path("x.weird"), b"plain words\n")
     assert analyzer.supports(Path("x.txt"), "latin-1 caf\xe9".encode("latin-1"))
     assert not analyzer.supports(Path("x.bin"), b"\x00\x01\x02binary")
+
+
+def test_an_npm_manifest_says_what_its_package_name_stands_for() -> None:
+    """A ``package.json`` with a name gets an ``uko-ts:Export`` node at its ``name``:
+    the package's name as imports write it, dotted, standing for all of its entry
+    modules (the manifest's, then their ``src/`` twins and the usual ``index`` files),
+    its folder, and each entry's default export. Without a name, or not JSON: none."""
+    content = (
+        '{\n  "name": "@acme/ui",\n  "types": "./lib/index.d.ts",\n  "main": "lib/index.js"\n}\n'
+    )
+    result = analyze("packages/ui/package.json", content)
+    export = children(result)["package"]
+    assert export.uko_type == "uko-ts:Export" and export.start_line == 2
+    assert export.properties["exported_as"] == "@acme.ui"
+    assert json.loads(export.properties["bindings"]) == [
+        ["", "packages.ui.lib.index"],
+        ["", "packages.ui.src.index"],
+        ["", "packages.ui.index"],
+        ["", "packages.ui"],
+        ["default", "packages.ui.lib.index.default"],
+        ["default", "packages.ui.src.index.default"],
+        ["default", "packages.ui.index.default"],
+    ]
+    assert "name" in children(result)  # the keys are still cut as for any JSON
+    for nameless in ('{"private": true}\n', '{"name": "broken",\n'):
+        result = analyze("package.json", nameless)
+        assert not [n for n in result.nodes if n.uko_type == "uko-ts:Export"]

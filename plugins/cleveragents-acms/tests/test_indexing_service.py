@@ -635,6 +635,57 @@ def test_typescript_names_resolve_through_the_modules_that_export_them(
     assert refreshed_as_cold("deep-back")[show][1] == called
 
 
+def test_a_workspace_package_is_imported_by_its_name(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In an npm workspace, ``import make, { Widget } from "@acme/core"`` reaches the
+    package's source entry (``src/index.ts``, for a manifest naming ``lib/index.d.ts``)
+    and what it exports, and ``@acme/core/src/util`` a module of its folder. A refresh
+    after the manifest's name changes, and back, gives what a cold index gives."""
+    core = tmp_path / "ws" / "packages" / "core"
+    (core / "src").mkdir(parents=True)
+    manifest = '{"name": "@acme/core", "main": "lib/index.js", "types": "lib/index.d.ts"}\n'
+    (core / "package.json").write_text(manifest)
+    (core / "src" / "index.ts").write_text(
+        'export * from "./widget";\nexport default function make() { return 1; }\n'
+    )
+    (core / "src" / "widget.ts").write_text("export class Widget {\n  draw() {}\n}\n")
+    (core / "src" / "util.ts").write_text("export function util() {}\n")
+    app = tmp_path / "ws" / "packages" / "app"
+    (app / "src").mkdir(parents=True)
+    (app / "package.json").write_text('{"name": "@acme/app", "private": true}\n')
+    (app / "src" / "main.ts").write_text(
+        'import make, { Widget } from "@acme/core";\n'
+        'import { util } from "@acme/core/src/util";\n'
+        "export function main() {\n  make();\n  util();\n  return new Widget().draw();\n}\n"
+    )
+    root = tmp_path / "ws"
+    service.index_resource(RESOURCE_A, root, project="ws")
+    base = "https://cleveragents.ai/r/R/packages/"
+    main = base + "app/src/main.ts#main"
+    reached = [
+        base + "core/src/index.ts#make",
+        base + "core/src/util.ts#util",
+        base + "core/src/widget.ts#Widget",
+    ]
+    assert _current_edges(service, "ws", RESOURCE_A)[main][1] == reached
+    (core / "package.json").write_text(manifest.replace("@acme/core", "@acme/kernel"))
+    run, edges = _refreshed(service, root, "ws")
+    assert run.files_dependent == 1
+    assert sorted(edges[main][1]) == [
+        "symbol:@acme.core.Widget",
+        "symbol:@acme.core.default",
+        "symbol:@acme.core.src.util.util",
+    ]
+    assert edges == _cold_edges(service, root, "ws", tmp_path / "cold", monkeypatch)
+    (core / "package.json").write_text(manifest)
+    _, edges = _refreshed(service, root, "ws")
+    assert edges[main][1] == reached
+    assert edges == _cold_edges(service, root, "ws", tmp_path / "cold2", monkeypatch)
+
+
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     service: RepoIndexingService,
     tmp_path: Path,

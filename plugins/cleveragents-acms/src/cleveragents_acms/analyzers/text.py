@@ -11,6 +11,7 @@ not cover, else ``uko:Container``.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -20,11 +21,14 @@ from cleveragents.models.uko import (
     DEPTH_NAME,
     DEPTH_SIGNATURES,
     AnalysisResult,
+    UKONode,
 )
 from cleveragents_acms.analyzers._common import (
     CODE_LANGUAGES,
     CONFIG_LANGUAGES,
+    EXPORT_BINDINGS,
     PROSE_LANGUAGES,
+    SCRIPT_EXPORT,
     NodeFactory,
     first_line,
     is_binary,
@@ -32,6 +36,7 @@ from cleveragents_acms.analyzers._common import (
     split_lines,
     truncate,
 )
+from cleveragents_acms.analyzers.packages import EXPORTED_AS, package_bindings
 
 __all__ = ["GenericTextAnalyzer", "chunk_lines", "fall_back_to_text"]
 
@@ -113,6 +118,9 @@ class GenericTextAnalyzer:
     name = "text"
     languages: tuple[str, ...] = ("text",)
     specificity = 0
+    #: Raised when what it finds in the same file changes (indexes analyse its files
+    #: again). 1: an npm ``package.json`` says what its package's name stands for.
+    revision = 1
 
     def supports(self, path: Path, head: bytes) -> bool:
         """Every file whose first bytes look like text."""
@@ -179,6 +187,8 @@ class GenericTextAnalyzer:
                 },
                 properties={"kind": "section" if sections else "chunk"},
             )
+        if Path(relative_path).name == "package.json":
+            _package_export(factory, file_node, relative_path, content, lines)
         members = [n.name for n in factory.nodes[1:]]
         file_node.renderings = {
             DEPTH_NAME: relative_path,
@@ -187,6 +197,27 @@ class GenericTextAnalyzer:
             DEPTH_FULL: content,
         }
         return AnalysisResult(nodes=factory.nodes)
+
+
+def _package_export(
+    factory: NodeFactory, file_node: UKONode, relative: str, content: str, lines: list[str]
+) -> None:
+    """An npm manifest's ``uko-ts:Export`` node: what the package's name stands for
+    (:func:`~cleveragents_acms.analyzers.packages.package_bindings`), at its ``name``."""
+    found = package_bindings(relative, content)
+    if found is None:
+        return
+    package, bindings = found
+    line = next((n for n, text in enumerate(lines, 1) if text.lstrip().startswith('"name"')), 1)
+    text = lines[line - 1].strip() if lines else ""
+    factory.make(
+        SCRIPT_EXPORT, f"package {package}", "package", line, line, file_node,
+        renderings={DEPTH_NAME: text, DEPTH_FULL: text},
+        properties={
+            "kind": "export", "module": package, EXPORTED_AS: package,
+            EXPORT_BINDINGS: json.dumps([[b, t] for b, t in bindings]),
+        },
+    )  # fmt: skip
 
 
 def _windows(start: int, end: int) -> list[tuple[int, int]]:

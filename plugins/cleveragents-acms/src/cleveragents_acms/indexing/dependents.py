@@ -51,7 +51,7 @@ from cleveragents_acms.indexing.resolve import (
     ScriptExports,
     answers_beside_none,
     default_export_files,
-    is_script,
+    may_export_scripts,
     resolves,
     rust_bindings,
     rust_crate,
@@ -205,7 +205,7 @@ def _name_targets(
     ]
     # A JavaScript or TypeScript module that exports another's names (``export * from``)
     # answers them too, through it (``resolve.ScriptExports``).
-    if any(is_script(path) for path in touched):
+    if any(may_export_scripts(path) for path in touched):
         exports_before = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
         exports_now = [e for e in exports_before if e.path not in touched]
         exports_now += [n for n in now if n.uko_type == SCRIPT_EXPORT]
@@ -282,7 +282,7 @@ def _changed_script_exports(
     * the names an export now gives, and those of the modules exporting this one's:
       references by them, left unresolved, may resolve now.
     """
-    if not any(is_script(path) for path in touched):
+    if not any(may_export_scripts(path) for path in touched):
         return set()
     stored = nodes.nodes_in_files(resource_id, touched, (SCRIPT_EXPORT,))
     before = set(script_exports(stored))

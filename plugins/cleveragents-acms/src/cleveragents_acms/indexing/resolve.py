@@ -27,6 +27,7 @@ from cleveragents_acms.analyzers._common import (
     SCRIPT_EXPORT,
     go_package_symbol,
 )
+from cleveragents_acms.analyzers.packages import EXPORTED_AS
 
 __all__ = [
     "GUESSED_KEYS",
@@ -40,6 +41,7 @@ __all__ = [
     "default_export_files",
     "is_overload_set",
     "is_script",
+    "may_export_scripts",
     "resolve_edges",
     "resolves",
     "rust_bindings",
@@ -416,6 +418,11 @@ def is_script(path: str) -> bool:
     return path.endswith(_SCRIPT_SUFFIXES)
 
 
+def may_export_scripts(path: str) -> bool:
+    """A file that may hold ``uko-ts:Export`` nodes: a script's, an npm manifest's."""
+    return path.endswith(_SCRIPT_SUFFIXES) or path.rpartition("/")[2] == "package.json"
+
+
 def script_module(path: str) -> str:
     """The dotted name of a JavaScript or TypeScript file's module, as its analyzer
     gives it (``src/lib/model.ts`` and ``src/lib/model.d.ts`` -> ``src.lib.model``)."""
@@ -430,7 +437,7 @@ def script_exports(exports: Iterable[UKONode]) -> Iterator[tuple[str, str, str, 
     module answer to (``""`` for ``export *``, path then the module): the module both
     as its file's (``src.lib.index``) and as its folder's (``src.lib``)."""
     for export in exports:
-        module = script_module(export.path)
+        module = export.properties.get(EXPORTED_AS) or script_module(export.path)
         modules = (
             (module, module.removesuffix(".index")) if module.endswith(".index") else (module,)
         )

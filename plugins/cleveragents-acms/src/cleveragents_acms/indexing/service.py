@@ -213,13 +213,14 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     if any(n.uko_type.startswith("uko-ts:") for n in new):
         exports = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
         if exports:
-            modules = {t for *_, t in script_exports(exports)}
+            given = {t for *_, t in script_exports(exports)}
             found += [
                 *exports,
                 *nodes.nodes_named([resource_id], script_export_names(exports)),
                 *nodes.modules_at(
-                    [resource_id], {p for m in modules for p in script_module_files(m)}
+                    [resource_id], {p for m in given for p in script_module_files(m)}
                 ),
+                *nodes.default_exports_at([resource_id], default_export_files(given)),
             ]
     return found
 
