@@ -357,6 +357,23 @@ def test_revision_chain_in_place(backend: OxigraphGraphBackend) -> None:
     assert [r["sig"] for r in signatures] == ["def f(x, y)"]
 
 
+def test_a_module_retired_with_its_functions_keeps_them_in_its_history(
+    backend: OxigraphGraphBackend,
+) -> None:
+    """A file removed retires its module and its functions in one call, the functions
+    first: every version is read before any is moved, so the module's version in history
+    still contains each of its 3,000 functions (a call of that size once moved the first
+    2,000 and more before reading the module, whose copy then lacked them: 826 left)."""
+    mod = module(RES_A, "big.py")
+    functions = [function(RES_A, "big.py", f"f{i}") for i in range(3000)]
+    backend.add_nodes([mod, *functions], valid_from=T1)
+    retired = backend.retire([f.uri for f in functions] + [mod.uri], valid_until=T2)
+    assert retired == 3001
+    history = backend.get_triples(revision_iri(mod.uri, T1)).triples
+    assert sum(p == UKO + "contains" for _, p, _ in history) == 3000
+    assert backend.get_triples(mod.uri).triples == []
+
+
 def test_query_at_time_returns_each_version(backend: OxigraphGraphBackend) -> None:
     """Before the change the old version is valid, after it the new one."""
     f = function(RES_A, "m.py", "f", signature="def f(x)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -180,12 +181,20 @@ def _triple(quad: ox.Quad) -> tuple[str, str, str]:
     return _term_str(quad.subject), _term_str(quad.predicate), _term_str(quad.object)
 
 
-def _has_blank(quad: ox.Quad) -> bool:
-    return isinstance(quad.subject, ox.BlankNode) or isinstance(quad.object, ox.BlankNode)
-
-
-def _quad_pattern(quad: ox.Quad) -> str:
-    return f"GRAPH {quad.graph_name} {{ {quad.subject} {quad.predicate} {quad.object} }}"
+def _data_block(quads: Iterable[ox.Quad]) -> tuple[str, list[ox.Quad]]:
+    """The text of a SPARQL ``INSERT DATA`` or ``DELETE DATA`` block of ``quads``, each
+    graph's triples together, and the quads left out of it: those with a blank node,
+    which such a block cannot hold."""
+    graphs: dict[Any, list[str]] = {}
+    blank: list[ox.Quad] = []
+    for quad in quads:
+        subject, obj = quad.subject, quad.object
+        if isinstance(subject, ox.BlankNode) or isinstance(obj, ox.BlankNode):
+            blank.append(quad)
+        else:
+            graphs.setdefault(quad.graph_name, []).append(f"{subject} {quad.predicate} {obj} .")
+    text = " ".join(f"GRAPH {graph} {{ {' '.join(triples)} }}" for graph, triples in graphs.items())
+    return text, blank
 
 
 def _property_iri(key: str) -> str | None:

@@ -103,9 +103,9 @@ from cleveragents_acms.backends._rdf import (
     PROJECT_BASE,
     RDF_TYPE,
     XSD,
+    _data_block,
     _expand,
     _graph_str,
-    _has_blank,
     _history_of,
     _is_current_graph,
     _is_history,
@@ -115,7 +115,6 @@ from cleveragents_acms.backends._rdf import (
     _object_term,
     _predicate_term,
     _property_iri,
-    _quad_pattern,
     _reject_service,
     _safe_iri,
     _subject_or_none,
@@ -350,7 +349,10 @@ class OxigraphGraphBackend:
             for uri in dict.fromkeys(uris):
                 if self._retire_one(uri, until, successors.get(uri), moves):
                     retired += 1
-                if len(moves) > 50_000:
+                # Read every version first, then write: reads after writes are slower
+                # (7,293 nodes retired in 5,000s: 6.3 s applying every 50k moves, 5.1 s
+                # once per call).
+                if len(moves) > 500_000:
                     self._apply(moves)
                     moves = _Moves()
             self._apply(moves)
@@ -419,23 +421,20 @@ class OxigraphGraphBackend:
             self.store.bulk_extend(moves.copies)
         elif moves.copies:
             self.store.extend(moves.copies)
-        inserts, deletes = moves.inserts, moves.deletes
-        if not inserts and not deletes:
+        if not moves.inserts and not moves.deletes:
             return
         # DATA blocks cannot hold blank nodes; those (rare) quads go one by one.
-        blank = [q for q in deletes if _has_blank(q)]
-        for quad in blank:
+        deleted, blank_deletes = _data_block(moves.deletes)
+        inserted, blank_inserts = _data_block(moves.inserts)
+        for quad in blank_deletes:
             self.store.remove(quad)
-        deletes = [q for q in deletes if not _has_blank(q)]
-        inserts_blank = [q for q in inserts if _has_blank(q)]
-        if inserts_blank:
-            self.store.extend(inserts_blank)
-            inserts = [q for q in inserts if not _has_blank(q)]
+        if blank_inserts:
+            self.store.extend(blank_inserts)
         parts: list[str] = []
-        if deletes:
-            parts.append("DELETE DATA { " + " ".join(_quad_pattern(q) for q in deletes) + " }")
-        if inserts:
-            parts.append("INSERT DATA { " + " ".join(_quad_pattern(q) for q in inserts) + " }")
+        if deleted:
+            parts.append(f"DELETE DATA {{ {deleted} }}")
+        if inserted:
+            parts.append(f"INSERT DATA {{ {inserted} }}")
         if parts:
             self.store.update(" ; ".join(parts))
 
