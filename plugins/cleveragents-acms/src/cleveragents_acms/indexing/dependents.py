@@ -47,6 +47,7 @@ from cleveragents_acms.indexing.resolve import (
     RUST_HOPS,
     RUST_USE,
     SCRIPT_EXPORT,
+    SCRIPT_SUFFIXES,
     SYMBOL,
     ScriptExports,
     answers_beside_none,
@@ -59,6 +60,7 @@ from cleveragents_acms.indexing.resolve import (
     rust_module_files,
     script_aliases,
     script_exports,
+    script_module,
     script_module_files,
     short_name,
     symbol_keys,
@@ -297,14 +299,19 @@ def _changed_script_exports(
     names = {short_name(t) for _, _, bound, t in changed if bound}
     names |= {n.name for n in reached if n.qualname}
     targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
+    # A path alias stands for a folder (``@/*``): every module below it.
+    folders = {t.replace(".", "/") for _, _, bound, t in changed if not bound}
+    reached += [
+        n for folder in folders for n in nodes.nodes_below(resource_id, folder, SCRIPT_SUFFIXES)
+    ]
     targets |= {n.uri for n in reached}
     paths = {f"{module}.{bound}" for _, module, bound, _ in gained if bound}
     paths |= {
-        f"{module}.{node.qualname}"
+        path
         for _, module, bound, target in gained
         if not bound
         for node in reached
-        if node.qualname and node.path in script_module_files(target)
+        for path in _through_glob(module, target, node)
     }
     exports = [
         *nodes.nodes_of_type(resource_id, SCRIPT_EXPORT),
@@ -312,6 +319,19 @@ def _changed_script_exports(
     ]
     paths |= script_aliases(exports, paths)
     return targets | {SYMBOL + path for path in paths}
+
+
+def _through_glob(module: str, target: str, node: UKONode) -> set[str]:
+    """The paths ``node`` answers to through ``module``'s export of all of ``target``, a
+    module or a folder (``@.components.button.Button`` for ``Button`` of
+    ``src/components/button.ts`` when ``@`` stands for the folder ``src``)."""
+    own = script_module(node.path)
+    found: set[str] = set()
+    for form in {own, own.removesuffix(".index")}:
+        if form == target or form.startswith(target + "."):
+            tail = form[len(target) + 1 :]
+            found.add(".".join(p for p in (module, tail, node.qualname) if p))
+    return found
 
 
 def _glob_files(bindings: Iterable[tuple[str, str, str, str]]) -> set[tuple[str, str]]:

@@ -27,7 +27,7 @@ from cleveragents_acms.analyzers._common import (
     SCRIPT_EXPORT,
     go_package_symbol,
 )
-from cleveragents_acms.analyzers.packages import EXPORTED_AS
+from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
 
 __all__ = [
     "GUESSED_KEYS",
@@ -35,6 +35,7 @@ __all__ = [
     "RUST_USE",
     "SCRIPT_EXPORT",
     "SCRIPT_HOPS",
+    "SCRIPT_SUFFIXES",
     "SYMBOL",
     "ScriptExports",
     "answers_beside_none",
@@ -66,7 +67,8 @@ __all__ = [
 SYMBOL = "symbol:"
 _PREFIX = SYMBOL
 #: The files of JavaScript and TypeScript modules.
-_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+_SCRIPT_SUFFIXES = SCRIPT_SUFFIXES
 #: The files a JavaScript or TypeScript module can be, declaration files included.
 _SCRIPT_FILES = (*_SCRIPT_SUFFIXES, ".d.ts", ".d.mts", ".d.cts")
 #: How many ``use`` declarations a Rust path is followed through.
@@ -419,8 +421,9 @@ def is_script(path: str) -> bool:
 
 
 def may_export_scripts(path: str) -> bool:
-    """A file that may hold ``uko-ts:Export`` nodes: a script's, an npm manifest's."""
-    return path.endswith(_SCRIPT_SUFFIXES) or path.rpartition("/")[2] == "package.json"
+    """A file that may hold ``uko-ts:Export`` nodes: a script's, a manifest's (an npm
+    ``package.json``, a ``tsconfig.json``)."""
+    return path.endswith(_SCRIPT_SUFFIXES) or is_script_manifest(path.rpartition("/")[2])
 
 
 def script_module(path: str) -> str:

@@ -700,6 +700,19 @@ class NodeStore:
             found += [n for n in nodes if n.path.endswith(suffix) and "/" not in n.path[len(low) :]]
         return found
 
+    def nodes_below(
+        self, resource_id: str, folder: str, suffixes: tuple[str, ...]
+    ) -> list[UKONode]:
+        """The current nodes (without renderings) of the ``suffixes`` files anywhere below
+        ``folder`` (``""``: the resource's root)."""
+        low, high = (f"{folder}/", f"{folder}0") if folder else ("", "\U0010ffff")
+        rows = self._db.execute(
+            f"SELECT {_LIGHT} FROM nodes WHERE is_current = 1 AND resource_id = ? "
+            "AND path >= ? AND path < ?",
+            (resource_id, low, high),
+        )
+        return [_light_node(row) for row in rows if row["path"].endswith(suffixes)]
+
     def _with_edges(
         self, condition: str, args: Sequence[str], resource_id: str, uko_types: Iterable[str]
     ) -> list[UKONode]:

@@ -1,0 +1,184 @@
+"""TypeScript and JavaScript trees: a cold index, and what their names resolve to.
+
+    .venv/bin/python benchmarks/typescript/run.py [--cache DIR] [--json]
+
+Two source distributions from PyPI that no one here wrote, fetched once through PyPI's
+JSON API as the Rust benchmark fetches its trees (``benchmarks/rust/run.py``), into the
+cache folder (default ~/.cache/cleveragents-bench/typescript):
+
+* bokeh 3.10.2: bokehjs as 782 ``.d.ts`` declaration files (``export declare class``),
+  whose folders re-export one another (``models/index.d.ts``: ``export *`` from 32
+  folders that do the same);
+* jupyterlab 4.6.6: its ``galata`` test package and the tests that import it by its
+  npm name (``import { galata } from "@jupyterlab/galata"``).
+
+For each tree it measures, in one run:
+
+* a peer: every script file read and parsed by its tree-sitter grammar on every core,
+  nothing kept (``peer_parse_only_s``); the cold index is reported as a multiple of it;
+* a cold index through the command as a user runs it (``cleveragents index ROOT
+  --json``, into a fresh home): seconds, nodes and the seconds of its phases;
+* the script files (and ``package.json`` manifests) analysed and their names resolved in
+  this process (``resolution``): the seconds ``resolve_edges`` takes, the edges of
+  script nodes resolved, those resolved through another module's exports or a
+  package's name (``through_exports``: no node answers the name itself), those left
+  unresolved, and of these the ones naming a package of the tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+SDISTS = (("bokeh", "3.10.2"), ("jupyterlab", "4.6.6"))
+RESOURCE_ID = "01JBENCH000000000000000000"
+_TYPESCRIPT = (".ts", ".tsx", ".mts", ".cts")
+_JAVASCRIPT = (".js", ".jsx", ".mjs", ".cjs")
+
+
+def _rust_benchmark() -> Any:
+    """The Rust benchmark's module: its ``fetch`` and ``cold_index`` serve here too."""
+    path = Path(__file__).resolve().parents[1] / "rust" / "run.py"
+    spec = importlib.util.spec_from_file_location("rust_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _scripts(root: Path) -> list[Path]:
+    """The script files of ``root`` the indexer takes (``.gitignore``, skipped folders)."""
+    from cleveragents_acms.analyzers.files import discover
+
+    found = discover(root)
+    return [Path(f.path) for f in found.files if f.relative.endswith(_TYPESCRIPT + _JAVASCRIPT)]
+
+
+@functools.cache
+def _parsers() -> dict[str, Any]:
+    import tree_sitter
+
+    from cleveragents_acms.analyzers.treesitter import grammar
+
+    return {
+        "typescript": tree_sitter.Parser(grammar("typescript")),
+        "tsx": tree_sitter.Parser(grammar("tsx")),
+        "javascript": tree_sitter.Parser(grammar("javascript")),
+    }
+
+
+def _parse(path: str) -> None:
+    kind = (
+        "tsx"
+        if path.endswith(".tsx")
+        else "typescript"
+        if path.endswith(_TYPESCRIPT)
+        else "javascript"
+    )
+    _parsers()[kind].parse(Path(path).read_bytes())
+
+
+def parse_only_seconds(files: list[Path]) -> float:
+    """The peer: every script file read and parsed on every core, nothing kept."""
+    start = time.perf_counter()
+    with ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(_parse, [str(f) for f in files], chunksize=32))
+    return time.perf_counter() - start
+
+
+def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
+    """The tree's script files and manifests analysed and resolved here."""
+    from cleveragents_acms.analyzers.text import GenericTextAnalyzer
+    from cleveragents_acms.analyzers.treesitter import JavaScriptAnalyzer, TypeScriptAnalyzer
+    from cleveragents_acms.indexing.resolve import SCRIPT_EXPORT, resolve_edges, symbol_keys
+
+    typescript, javascript, text = TypeScriptAnalyzer(), JavaScriptAnalyzer(), GenericTextAnalyzer()
+    manifests = [p for p in root.rglob("package.json") if "node_modules" not in p.parts]
+    nodes = []
+    for path in [*files, *manifests]:
+        analyzer = (
+            text
+            if path.name == "package.json"
+            else typescript
+            if path.suffix in _TYPESCRIPT
+            else javascript
+        )
+        relative = path.relative_to(root).as_posix()
+        content = path.read_text(encoding="utf-8", errors="replace")
+        nodes.extend(
+            analyzer.analyze(path, content, resource_id=RESOURCE_ID, relative_path=relative).nodes
+        )
+    keys = {key for node in nodes for key in symbol_keys(node)}
+    packages = {n.properties["exported_as"] for n in nodes if n.properties.get("exported_as")}
+    before = {n.uri: list(n.edges) for n in nodes}
+    started = time.perf_counter()
+    resolved = resolve_edges(nodes)
+    seconds = time.perf_counter() - started
+    scripts = [n for n in nodes if n.path.endswith(_TYPESCRIPT + _JAVASCRIPT)]
+    resolved_here = through = unresolved = naming = 0
+    for node in scripts:
+        for (_, was), (_, now) in zip(before[node.uri], node.edges, strict=True):
+            if now.startswith("symbol:"):
+                unresolved += 1
+                name = now[len("symbol:") :]
+                naming += any(name == p or name.startswith(p + ".") for p in packages)
+            elif was != now and was.startswith("symbol:"):
+                resolved_here += 1
+                through += was[len("symbol:") :] not in keys
+    return {
+        "script_files": len(files),
+        "manifests": len(manifests),
+        "nodes": len(nodes),
+        "exports": sum(n.uko_type == SCRIPT_EXPORT for n in nodes),
+        "resolve_edges_s": round(seconds, 2),
+        "resolved_all": resolved,
+        "resolved": resolved_here,
+        "through_exports": through,
+        "unresolved": unresolved,
+        "unresolved_naming_a_package": naming,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/cleveragents-bench")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    rust = _rust_benchmark()
+    results: dict[str, Any] = {"load_average_at_start": list(os.getloadavg())}
+    for name, version in SDISTS:
+        tree = rust.fetch(args.cache / "typescript", name, version)
+        files = _scripts(tree)
+        peer = parse_only_seconds(files)
+        cold = rust.cold_index(tree, name)
+        cold["vs_parse_only"] = round(cold["seconds"] / peer, 1)
+        results[f"{name}-{version}"] = {
+            "peer_parse_only_s": round(peer, 2),
+            "cold": cold,
+            "resolution": resolution(tree, files),
+        }
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for tree, found in results.items():
+        if tree == "load_average_at_start":
+            continue
+        cold, names = found["cold"], found["resolution"]
+        print(
+            f"{tree}: cold index {cold['seconds']} s ({cold['vs_parse_only']}x the parse-only "
+            f"peer); {names['resolved']} script edges resolved in {names['resolve_edges_s']} s "
+            f"({names['through_exports']} through exports or a package's name), "
+            f"{names['unresolved']} unresolved ({names['unresolved_naming_a_package']} naming "
+            f"a package of the tree)"
+        )
+
+
+if __name__ == "__main__":
+    main()
