@@ -39,6 +39,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -154,36 +155,61 @@ def resolution(root: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(doc: str) -> argparse.Namespace:
+    """``--cache DIR`` and ``--json``, as this benchmark and the TypeScript one take them."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/cleveragents-bench")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def measure_trees(
+    sdists: Iterable[tuple[str, str]],
+    cache: Path,
+    peer: Callable[[Path], float],
+    resolution: Callable[[Path], dict[str, Any]],
+) -> dict[str, Any]:
+    """For each sdist, fetched into ``cache``: ``peer``'s seconds, a cold index through the
+    command (and its multiple of the peer) and what ``resolution`` finds."""
     results: dict[str, Any] = {"load_average_at_start": list(os.getloadavg())}
-    for name, version in SDISTS:
-        tree = fetch(args.cache / "rust", name, version)
-        peer = parse_only_seconds(tree)
+    for name, version in sdists:
+        tree = fetch(cache, name, version)
+        seconds = peer(tree)
         cold = cold_index(tree, name)
-        cold["vs_parse_only"] = round(cold["seconds"] / peer, 1)
+        cold["vs_parse_only"] = round(cold["seconds"] / seconds, 1)
         results[f"{name}-{version}"] = {
-            "peer_parse_only_s": round(peer, 2),
+            "peer_parse_only_s": round(seconds, 2),
             "cold": cold,
             "resolution": resolution(tree),
         }
-    if args.json:
+    return results
+
+
+def report(
+    results: dict[str, Any], as_json: bool, line: Callable[[dict[str, Any], dict[str, Any]], str]
+) -> None:
+    """The results as JSON, or a line for each tree from its cold index and resolution."""
+    if as_json:
         print(json.dumps(results, indent=2))
         return
     for tree, found in results.items():
-        if tree == "load_average_at_start":
-            continue
-        cold, paths = found["cold"], found["resolution"]
-        print(
-            f"{tree}: cold index {cold['seconds']} s ({cold['vs_parse_only']}x the parse-only "
-            f"peer), resolve phase {cold['phases_s'].get('resolve')} s; {paths['resolved']} "
-            f"edges resolved in {paths['resolve_edges_s']} s ({paths['cross_crate']} reach "
-            f"another crate), {paths['unresolved_naming_a_crate']} unresolved naming a "
-            f"crate of the tree"
-        )
+        if tree != "load_average_at_start":
+            print(f"{tree}: {line(found['cold'], found['resolution'])}")
+
+
+def _line(cold: dict[str, Any], paths: dict[str, Any]) -> str:
+    return (
+        f"cold index {cold['seconds']} s ({cold['vs_parse_only']}x the parse-only peer), "
+        f"resolve phase {cold['phases_s'].get('resolve')} s; {paths['resolved']} edges "
+        f"resolved in {paths['resolve_edges_s']} s ({paths['cross_crate']} reach another "
+        f"crate), {paths['unresolved_naming_a_crate']} unresolved naming a crate of the tree"
+    )
+
+
+def main() -> None:
+    args = arguments(__doc__)
+    results = measure_trees(SDISTS, args.cache / "rust", parse_only_seconds, resolution)
+    report(results, args.json, _line)
 
 
 if __name__ == "__main__":

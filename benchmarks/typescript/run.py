@@ -27,10 +27,8 @@ For each tree it measures, in one run:
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib.util
-import json
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -147,37 +145,25 @@ def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/cleveragents-bench")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args()
     rust = _rust_benchmark()
-    results: dict[str, Any] = {"load_average_at_start": list(os.getloadavg())}
-    for name, version in SDISTS:
-        tree = rust.fetch(args.cache / "typescript", name, version)
-        files = _scripts(tree)
-        peer = parse_only_seconds(files)
-        cold = rust.cold_index(tree, name)
-        cold["vs_parse_only"] = round(cold["seconds"] / peer, 1)
-        results[f"{name}-{version}"] = {
-            "peer_parse_only_s": round(peer, 2),
-            "cold": cold,
-            "resolution": resolution(tree, files),
-        }
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return
-    for tree, found in results.items():
-        if tree == "load_average_at_start":
-            continue
-        cold, names = found["cold"], found["resolution"]
-        print(
-            f"{tree}: cold index {cold['seconds']} s ({cold['vs_parse_only']}x the parse-only "
-            f"peer); {names['resolved']} script edges resolved in {names['resolve_edges_s']} s "
-            f"({names['through_exports']} through exports or a package's name), "
-            f"{names['unresolved']} unresolved ({names['unresolved_naming_a_package']} naming "
-            f"a package of the tree)"
-        )
+    args = rust.arguments(__doc__)
+    results = rust.measure_trees(
+        SDISTS,
+        args.cache / "typescript",
+        lambda tree: parse_only_seconds(_scripts(tree)),
+        lambda tree: resolution(tree, _scripts(tree)),
+    )
+    rust.report(results, args.json, _line)
+
+
+def _line(cold: dict[str, Any], names: dict[str, Any]) -> str:
+    return (
+        f"cold index {cold['seconds']} s ({cold['vs_parse_only']}x the parse-only peer); "
+        f"{names['resolved']} script edges resolved in {names['resolve_edges_s']} s "
+        f"({names['through_exports']} through exports or a package's name), "
+        f"{names['unresolved']} unresolved ({names['unresolved_naming_a_package']} naming "
+        f"a package of the tree)"
+    )
 
 
 if __name__ == "__main__":

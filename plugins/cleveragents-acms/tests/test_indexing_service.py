@@ -138,6 +138,16 @@ def _refreshed(
     return run, _current_edges(service, project, RESOURCE_A)
 
 
+def _refreshed_as_cold(
+    service: RepoIndexingService, root: Path, project: str, home: Path, monkeypatch: Any
+) -> tuple[IndexRun, dict[str, Any]]:
+    """:func:`_refreshed`, checked to give what a cold index of ``root`` into ``home``
+    gives."""
+    run, edges = _refreshed(service, root, project)
+    assert edges == _cold_edges(service, root, project, home, monkeypatch)
+    return run, edges
+
+
 def _cold_edges(
     service: RepoIndexingService,
     root: Path,
@@ -563,13 +573,11 @@ def test_a_typescript_declaration_file_answers_for_its_module(
     interface = "https://cleveragents.ai/r/R/src/model.d.ts#Model~2"
     assert _current_edges(service, "dts", RESOURCE_A)[view][1] == [klass] * 2  # base, depends
     model.write_text(declared.split("export declare class")[0])
-    run, edges = _refreshed(service, root, "dts")
+    run, edges = _refreshed_as_cold(service, root, "dts", tmp_path / "cold", monkeypatch)
     assert run.files_dependent == 1 and edges[view][1] == [interface] * 2
-    assert edges == _cold_edges(service, root, "dts", tmp_path / "cold", monkeypatch)
     model.write_text(declared)
-    _, edges = _refreshed(service, root, "dts")
+    _, edges = _refreshed_as_cold(service, root, "dts", tmp_path / "cold2", monkeypatch)
     assert edges[view][1] == [klass] * 2
-    assert edges == _cold_edges(service, root, "dts", tmp_path / "cold2", monkeypatch)
 
 
 def test_typescript_names_resolve_through_the_modules_that_export_them(
@@ -615,9 +623,8 @@ def test_typescript_names_resolve_through_the_modules_that_export_them(
     assert edges[view][1] == [model] * 2 and edges[show][1] == called
 
     def refreshed_as_cold(name: str) -> dict[str, Any]:
-        run, edges = _refreshed(service, root, "tsb")
+        run, edges = _refreshed_as_cold(service, root, "tsb", tmp_path / name, monkeypatch)
         assert run.files_dependent >= 1
-        assert edges == _cold_edges(service, root, "tsb", tmp_path / name, monkeypatch)
         return edges
 
     (lib / "index.ts").write_text(barrel.replace('export * from "./model";\n', ""))
@@ -672,18 +679,16 @@ def test_a_workspace_package_is_imported_by_its_name(
     ]
     assert _current_edges(service, "ws", RESOURCE_A)[main][1] == reached
     (core / "package.json").write_text(manifest.replace("@acme/core", "@acme/kernel"))
-    run, edges = _refreshed(service, root, "ws")
+    run, edges = _refreshed_as_cold(service, root, "ws", tmp_path / "cold", monkeypatch)
     assert run.files_dependent >= 1  # those pointing into the package's folder
     assert sorted(edges[main][1]) == [
         "symbol:@acme.core.Widget",
         "symbol:@acme.core.default",
         "symbol:@acme.core.src.util.util",
     ]
-    assert edges == _cold_edges(service, root, "ws", tmp_path / "cold", monkeypatch)
     (core / "package.json").write_text(manifest)
-    _, edges = _refreshed(service, root, "ws")
+    _, edges = _refreshed_as_cold(service, root, "ws", tmp_path / "cold2", monkeypatch)
     assert edges[main][1] == reached
-    assert edges == _cold_edges(service, root, "ws", tmp_path / "cold2", monkeypatch)
 
 
 def test_path_aliases_of_a_tsconfig_resolve_and_follow_its_changes(
@@ -717,14 +722,12 @@ def test_path_aliases_of_a_tsconfig_resolve_and_follow_its_changes(
     ]
     assert _current_edges(service, "app", RESOURCE_A)[start][1] == reached
     (web / "tsconfig.json").write_text(config.replace('"@/*"', '"~/*"'))
-    run, edges = _refreshed(service, root, "app")
+    run, edges = _refreshed_as_cold(service, root, "app", tmp_path / "cold", monkeypatch)
     assert run.files_dependent >= 1
     assert edges[start][1] == [reached[0], "symbol:@.components.button.Button"]
-    assert edges == _cold_edges(service, root, "app", tmp_path / "cold", monkeypatch)
     (web / "tsconfig.json").write_text(config)
-    _, edges = _refreshed(service, root, "app")
+    _, edges = _refreshed_as_cold(service, root, "app", tmp_path / "cold2", monkeypatch)
     assert edges[start][1] == reached
-    assert edges == _cold_edges(service, root, "app", tmp_path / "cold2", monkeypatch)
 
 
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(

@@ -424,7 +424,8 @@ def _answering_through(
     nodes: Iterable[UKONode], exports: Iterable[UKONode], keys: set[str]
 ) -> dict[str, set[str]]:
     """``key -> URIs`` of the nodes answering each of ``keys``, itself or through the
-    ``export … from`` nodes ``exports``, as the resolver counts them."""
+    ``export … from`` nodes ``exports``, as the resolver counts them (an
+    implementation's overload signatures do not answer beside it)."""
     table: dict[str, set[str]] = {}
     signatures: set[str] = set()
     for node in nodes:
@@ -444,15 +445,7 @@ def _answering_through(
 def _answering(nodes: Iterable[UKONode], keys: set[str]) -> dict[str, set[str]]:
     """``key -> URIs`` of the nodes answering each of ``keys``, as the resolver counts
     them (an implementation's overload signatures do not answer beside it)."""
-    found: dict[str, set[str]] = {}
-    signatures: set[str] = set()
-    for node in nodes:
-        if answers_beside_none(node):
-            signatures.add(node.uri)
-        for key in symbol_keys(node):
-            if key in keys:
-                found.setdefault(key, set()).add(node.uri)
-    return {key: without_signatures(uris, signatures) for key, uris in found.items()}
+    return _answering_through(nodes, (), keys)
 
 
 def _answering_in_crates(
