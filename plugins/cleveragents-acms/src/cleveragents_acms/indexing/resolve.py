@@ -68,9 +68,8 @@ SYMBOL = "symbol:"
 _PREFIX = SYMBOL
 #: The files of JavaScript and TypeScript modules.
 SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
-_SCRIPT_SUFFIXES = SCRIPT_SUFFIXES
 #: The files a JavaScript or TypeScript module can be, declaration files included.
-_SCRIPT_FILES = (*_SCRIPT_SUFFIXES, ".d.ts", ".d.mts", ".d.cts")
+_SCRIPT_FILES = (*SCRIPT_SUFFIXES, ".d.ts", ".d.mts", ".d.cts")
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
 #: How many ``export … from`` a JavaScript or TypeScript name is followed through.
@@ -88,7 +87,7 @@ def symbol_keys(node: UKONode) -> set[str]:
     elif node.path.endswith(".rs"):
         for module in _rust_modules(node.path):
             keys.add(f"{module}.{node.qualname}" if node.qualname else module)
-    elif node.path.endswith(_SCRIPT_SUFFIXES) and not node.qualname:
+    elif node.path.endswith(SCRIPT_SUFFIXES) and not node.qualname:
         # A JavaScript or TypeScript module: what ``require("./view")`` and ``import * as
         # view from "./view"`` name; ``router/index.js`` is also ``router``.
         module = node.properties.get("module", "")
@@ -196,7 +195,7 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
                         paths.update((f"{root}{base}{suffix}", f"{root}{base}/__init__{suffix}"))
             elif node.path.endswith(".rs"):
                 paths.update(rust_module_files(dotted, node.path))
-            elif node.path.endswith(_SCRIPT_SUFFIXES):
+            elif node.path.endswith(SCRIPT_SUFFIXES):
                 paths.update(script_module_files(dotted))
     return paths
 
@@ -276,7 +275,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
             else:
                 candidates = table.get(target[len(_PREFIX) :])
-                if not candidates and node.path.endswith(_SCRIPT_SUFFIXES):
+                if not candidates and node.path.endswith(SCRIPT_SUFFIXES):
                     candidates = scripts.follow(target[len(_PREFIX) :])
             if candidates:
                 candidates = without_signatures(candidates, stubs)
@@ -417,13 +416,13 @@ def rust_crate(path: str) -> str | None:
 
 def is_script(path: str) -> bool:
     """A JavaScript or TypeScript file (a declaration file too)."""
-    return path.endswith(_SCRIPT_SUFFIXES)
+    return path.endswith(SCRIPT_SUFFIXES)
 
 
 def may_export_scripts(path: str) -> bool:
     """A file that may hold ``uko-ts:Export`` nodes: a script's, a manifest's (an npm
     ``package.json``, a ``tsconfig.json``)."""
-    return path.endswith(_SCRIPT_SUFFIXES) or is_script_manifest(path.rpartition("/")[2])
+    return path.endswith(SCRIPT_SUFFIXES) or is_script_manifest(path.rpartition("/")[2])
 
 
 def script_module(path: str) -> str:
