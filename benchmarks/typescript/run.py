@@ -18,9 +18,9 @@ For each tree it measures, in one run:
   nothing kept (``peer_parse_only_s``); the cold index is reported as a multiple of it;
 * a cold index through the command as a user runs it (``cleveragents index ROOT
   --json``, into a fresh home): seconds, nodes and the seconds of its phases;
-* the script files (and ``package.json`` manifests) analysed and their names resolved in
-  this process (``resolution``): the seconds ``resolve_edges`` takes, the edges of
-  script nodes resolved, those resolved through another module's exports or a
+* the script files and manifests (``package.json``, ``tsconfig.json``) analysed and
+  resolved in this process (``resolution``): the seconds ``resolve_edges`` takes, the
+  edges of script nodes resolved, those resolved through another module's exports or a
   package's name (``through_exports``: no node answers the name itself), those left
   unresolved, and of these the ones naming a package of the tree.
 """
@@ -93,17 +93,22 @@ def parse_only_seconds(files: list[Path]) -> float:
 
 def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
     """The tree's script files and manifests analysed and resolved here."""
+    from cleveragents_acms.analyzers.packages import is_script_manifest
     from cleveragents_acms.analyzers.text import GenericTextAnalyzer
     from cleveragents_acms.analyzers.treesitter import JavaScriptAnalyzer, TypeScriptAnalyzer
     from cleveragents_acms.indexing.resolve import SCRIPT_EXPORT, resolve_edges, symbol_keys
 
     typescript, javascript, text = TypeScriptAnalyzer(), JavaScriptAnalyzer(), GenericTextAnalyzer()
-    manifests = [p for p in root.rglob("package.json") if "node_modules" not in p.parts]
+    manifests = [
+        p
+        for p in root.rglob("*.json")
+        if is_script_manifest(p.name) and "node_modules" not in p.parts
+    ]
     nodes = []
     for path in [*files, *manifests]:
         analyzer = (
             text
-            if path.name == "package.json"
+            if path.suffix == ".json"
             else typescript
             if path.suffix in _TYPESCRIPT
             else javascript

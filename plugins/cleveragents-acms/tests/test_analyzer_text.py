@@ -171,7 +171,8 @@ def test_a_tsconfig_says_what_its_path_aliases_stand_for() -> None:
     """Each path alias of a ``tsconfig.json`` (comments and trailing commas allowed, as
     TypeScript allows them) is an ``uko-ts:Export`` node at its line: ``@/*`` stands for
     all of the folder it maps to (from ``baseUrl``), ``@config`` for one module and its
-    default export; a catch-all ``*`` stands for nothing."""
+    default export; a catch-all ``*`` stands for nothing; the ``baseUrl`` is where names
+    no module answers are looked for too."""
     content = textwrap.dedent(
         """\
         {
@@ -189,7 +190,10 @@ def test_a_tsconfig_says_what_its_path_aliases_stand_for() -> None:
     )
     result = analyze("web/tsconfig.json", content)
     exports = {n.qualname: n for n in result.nodes if n.uko_type == "uko-ts:Export"}
-    assert sorted(exports) == ["paths.@", "paths.@config"]
+    assert sorted(exports) == ["baseUrl", "paths.@", "paths.@config"]
+    assert exports["baseUrl"].start_line == 4 and exports["baseUrl"].name == "baseUrl"
+    assert exports["baseUrl"].properties["exported_as"] == ""
+    assert json.loads(exports["baseUrl"].properties["bindings"]) == [["", "web.app"]]
     assert exports["paths.@"].start_line == 6
     assert exports["paths.@"].properties["exported_as"] == "@"
     assert json.loads(exports["paths.@"].properties["bindings"]) == [

@@ -728,6 +728,16 @@ def test_path_aliases_of_a_tsconfig_resolve_and_follow_its_changes(
     (web / "tsconfig.json").write_text(config)
     _, edges = _refreshed_as_cold(service, root, "app", tmp_path / "cold2", monkeypatch)
     assert edges[start][1] == reached
+    # ``"baseUrl": "src"``: a name no module answers is looked for from there too.
+    (web / "src" / "main.ts").write_text(
+        'import { Button } from "components/button";\n'
+        "export function start() {\n  return new Button();\n}\n"
+    )
+    _, edges = _refreshed_as_cold(service, root, "app", tmp_path / "cold3", monkeypatch)
+    assert edges[start][1] == ["symbol:components.button.Button"]
+    (web / "tsconfig.json").write_text(config.replace('"baseUrl": "."', '"baseUrl": "src"'))
+    _, edges = _refreshed_as_cold(service, root, "app", tmp_path / "cold4", monkeypatch)
+    assert edges[start][1] == [reached[1]]
 
 
 def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(

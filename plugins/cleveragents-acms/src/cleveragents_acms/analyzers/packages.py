@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from typing import Any
 
 __all__ = ["EXPORTED_AS", "is_script_manifest", "package_bindings", "path_aliases"]
 
@@ -88,19 +89,23 @@ def path_aliases(relative: str, content: str) -> list[tuple[str, list[tuple[str,
     at ``relative`` declares in ``compilerOptions.paths``, from its ``baseUrl`` or its
     folder: ``"@/*": ["./src/*"]`` makes ``@`` stand for all of the folder ``src``
     (``@/components/button`` is ``src/components/button``), ``"@config": ["config/index.ts"]``
-    for that module. The file may have comments and trailing commas, as TypeScript allows;
-    a catch-all (``"*"``) is left out."""
+    for that module. A ``baseUrl`` of its own is the alias ``""``: a name no module
+    answers is looked for from it too (``components/button`` is ``src/components/button``
+    with ``"baseUrl": "src"``). The file may have comments and trailing commas, as
+    TypeScript allows; a catch-all (``"*"``) is left out."""
     try:
         config = json.loads(_without_comments(content))
     except ValueError:
         return []
     options = config.get("compilerOptions") if isinstance(config, dict) else None
-    if not isinstance(options, dict) or not isinstance(options.get("paths"), dict):
+    if not isinstance(options, dict):
         return []
-    paths = options["paths"]
+    paths: dict[str, Any] = options["paths"] if isinstance(options.get("paths"), dict) else {}
     base = options["baseUrl"] if isinstance(options.get("baseUrl"), str) else "."
     root = posixpath.join(posixpath.dirname(relative), base)
     aliases: list[tuple[str, list[tuple[str, str]]]] = []
+    if "baseUrl" in options and _dotted(root, "."):
+        aliases.append(("", [("", _dotted(root, "."))]))
     for pattern, targets in paths.items():
         if not isinstance(targets, list) or pattern.strip() in ("*", "/*"):
             continue

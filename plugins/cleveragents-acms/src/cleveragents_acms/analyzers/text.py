@@ -216,16 +216,17 @@ def _script_exports(
         named = [("name", "package", found[0], found[1])] if found else []
     else:
         named = [
-            (alias_key, f"paths.{alias}", alias, bindings)
+            (key, f"paths.{alias}" if alias else "baseUrl", alias, bindings)
             for alias, bindings in path_aliases(relative, content)
-            for alias_key in [alias.replace(".", "/")]
+            for key in [alias.replace(".", "/") if alias else "baseUrl"]
         ]
     for key, qualname, exported_as, bindings in named:
         quoted = f'"{key}'
         line = next((n for n, text in enumerate(lines, 1) if text.lstrip().startswith(quoted)), 1)
         text = lines[line - 1].strip() if lines else ""
+        shown = f"{qualname.partition('.')[0]} {exported_as}".strip()
         factory.make(
-            SCRIPT_EXPORT, f"{qualname.partition('.')[0]} {exported_as}", qualname, line, line,
+            SCRIPT_EXPORT, shown, qualname, line, line,
             file_node,
             renderings={DEPTH_NAME: text, DEPTH_FULL: text},
             properties={

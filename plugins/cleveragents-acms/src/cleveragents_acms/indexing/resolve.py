@@ -439,7 +439,9 @@ def script_exports(exports: Iterable[UKONode]) -> Iterator[tuple[str, str, str, 
     module answer to (``""`` for ``export *``, path then the module): the module both
     as its file's (``src.lib.index``) and as its folder's (``src.lib``)."""
     for export in exports:
-        module = export.properties.get(EXPORTED_AS) or script_module(export.path)
+        module = export.properties.get(EXPORTED_AS)
+        if module is None:  # ``""``: a ``baseUrl``, what names no module answers go to
+            module = script_module(export.path)
         modules = (
             (module, module.removesuffix(".index")) if module.endswith(".index") else (module,)
         )
@@ -499,6 +501,11 @@ class ScriptExports:
             for way in ways:
                 found |= self.table.get(way) or self.follow(way, hops - 1)
             break
+        if not found:  # from a ``baseUrl`` (``components.button`` in ``src``)
+            for base in self.globs.get("", ()):
+                if not dotted.startswith(base + "."):
+                    way = f"{base}.{dotted}"
+                    found |= self.table.get(way) or self.follow(way, hops - 1)
         self._followed[(dotted, hops)] = found
         return found
 
@@ -529,7 +536,7 @@ def script_aliases(exports: Iterable[UKONode], names: Iterable[str]) -> set[str]
                 aliases = named.get(".".join(parts[: cut + 1]), ())
                 barrels = globbed.get(head, ())
                 reached.update(".".join([alias, *tail[1:]]) for alias in aliases)
-                reached.update(".".join([barrel, *tail]) for barrel in barrels)
+                reached.update(".".join([barrel, *tail]).lstrip(".") for barrel in barrels)
                 if aliases or barrels:
                     break
         frontier = reached - found - names
