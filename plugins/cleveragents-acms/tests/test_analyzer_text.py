@@ -156,12 +156,34 @@ def test_an_npm_manifest_says_what_its_package_name_stands_for() -> None:
         ["", "packages.ui.lib.index"],
         ["", "packages.ui.src.index"],
         ["", "packages.ui.index"],
-        ["", "packages.ui"],
         ["default", "packages.ui.lib.index.default"],
         ["default", "packages.ui.src.index.default"],
         ["default", "packages.ui.index.default"],
+        ["", "packages.ui"],
     ]
     assert "name" in children(result)  # the keys are still cut as for any JSON
+    # Subpaths of ``exports``, whatever their conditions: each a name of its own.
+    exported = (
+        '{"name": "kit", "exports": {".": {"types": "./dist/index.d.ts",'
+        ' "import": "./dist/index.mjs"}, "./utils": {"import": "./dist/utils.mjs"},'
+        ' "./icons/*": "./dist/icons/*.js", "./package.json": "./package.json"}}\n'
+    )
+    found = {n.qualname: n for n in analyze("kit/package.json", exported).nodes[1:]}
+    assert json.loads(found["package"].properties["bindings"])[:2] == [
+        ["", "kit.dist.index"],
+        ["", "kit.src.index"],
+    ]
+    assert found["exports.utils"].properties["exported_as"] == "kit.utils"
+    assert json.loads(found["exports.utils"].properties["bindings"]) == [
+        ["", "kit.dist.utils"],
+        ["", "kit.src.utils"],
+        ["default", "kit.dist.utils.default"],
+        ["default", "kit.src.utils.default"],
+    ]
+    assert json.loads(found["exports.icons"].properties["bindings"]) == [
+        ["", "kit.dist.icons"],
+        ["", "kit.src.icons"],
+    ]
     for nameless in ('{"private": true}\n', '{"name": "broken",\n'):
         result = analyze("package.json", nameless)
         assert not [n for n in result.nodes if n.uko_type == "uko-ts:Export"]

@@ -42,38 +42,88 @@ _SUFFIXES = (
 )
 
 
-def package_bindings(relative: str, content: str) -> tuple[str, list[tuple[str, str]]] | None:
-    """``(package, bindings)`` of the manifest at ``relative``: the package's name as an
-    import names it, dotted (``@scope.ui``), and what it stands for as ``(name, module)``
-    pairs (name "" for all of the module): the entry modules the manifest's fields name
-    and their ``src/`` twins, and the package's folder (``@scope/ui/widgets`` is
-    ``ui/widgets``); ``default`` is each entry's default export. None without a name."""
+def package_bindings(relative: str, content: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``(name, bindings)`` for the package of the manifest at ``relative``, then for each
+    subpath its ``exports`` field names: the name as an import writes it, dotted
+    (``@scope.ui``, ``@scope.ui.utils`` for ``"./utils"``), and what it stands for as
+    ``(name, module)`` pairs (name "" for all of the module). The package stands for its
+    entry modules (``exports``'s ``"."``, then the fields ``source``, ``types``,
+    ``typings``, ``module``, ``main``), their ``src/`` twins, ``src/index`` and ``index``,
+    and its folder (``@scope/ui/widgets`` is ``ui/widgets``); ``default`` is each entry's
+    default export. Empty without a name."""
     try:
         manifest = json.loads(content)
     except ValueError:
-        return None
+        return []
     if not isinstance(manifest, dict) or not isinstance(manifest.get("name"), str):
-        return None
-    name = manifest["name"].strip()
-    if not name:
-        return None
+        return []
+    package = manifest["name"].strip().replace("/", ".").strip(".")
+    if not package:
+        return []
     folder = posixpath.dirname(relative)
-    entries: list[str] = []
-    for field in _ENTRY_FIELDS:
-        value = manifest.get(field)
-        if isinstance(value, str) and value.strip():
-            stem = _stem(value.strip())
-            entries.append(stem)
-            head, _, rest = stem.partition("/")
-            if head in _BUILT and rest:
-                entries.append(f"src/{rest}")
-    entries += ["src/index", "index"]
-    modules = [_dotted(folder, stem) for stem in dict.fromkeys(entries)]
-    bindings = [("", module) for module in modules]
-    if folder:
+    subpaths = _subpaths(manifest.get("exports"))
+    entries = [*subpaths.pop(".", [])]
+    entries += [v for f in _ENTRY_FIELDS if isinstance(v := manifest.get(f), str) and v.strip()]
+    bindings = _standing_for(folder, [*entries, "src/index", "index"])
+    if folder:  # ``@scope/ui/widgets``: a module of the folder
         bindings.append(("", folder.replace("/", ".")))
-    bindings += [("default", f"{module}.default") for module in modules]
-    return name.replace("/", ".").strip("."), bindings
+    found = [(package, bindings)]
+    for subpath, targets in subpaths.items():
+        name = ".".join([package, *(p for p in subpath.removeprefix("./").split("/") if p != "*")])
+        name = name.strip(".")
+        if "*" in subpath:  # ``"./lib/*": "./dist/lib/*.js"``: a folder
+            heads = [
+                posixpath.normpath(t.partition("*")[0].removeprefix("./") or ".") for t in targets
+            ]
+            modules = [_dotted(folder, stem) for head in heads for stem in _twin(head + "/")]
+            bindings = [("", module) for module in modules if module]
+        else:
+            bindings = _standing_for(folder, targets)
+        if name == package:  # ``"./*"``: the package's own folders
+            bindings = [b for b in dict.fromkeys(bindings) if b not in found[0][1]]
+            found[0][1].extend(bindings)
+        elif bindings:
+            found.append((name, list(dict.fromkeys(bindings))))
+    return found
+
+
+def _subpaths(exports: Any) -> dict[str, list[str]]:
+    """The paths an ``exports`` field names for each of its subpaths (``"."`` for the
+    package), whatever the conditions (``import``, ``require``, ``types`` …)."""
+    if isinstance(exports, (str, list)):
+        return {".": _export_targets(exports)}
+    if not isinstance(exports, dict):
+        return {}
+    if not any(isinstance(k, str) and k.startswith(".") for k in exports):
+        return {".": _export_targets(exports)}  # conditions only: the package's own
+    return {k: _export_targets(v) for k, v in exports.items() if k.startswith(".")}
+
+
+def _export_targets(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for v in value for t in _export_targets(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _export_targets(v)]
+    return []
+
+
+def _standing_for(folder: str, paths: list[str]) -> list[tuple[str, str]]:
+    """All of each module ``paths`` name (and of its ``src/`` twin), then the default
+    export of each."""
+    stems = [stem for path in paths for stem in _twin(_stem(path.strip()))]
+    modules = [_dotted(folder, stem) for stem in dict.fromkeys(s for s in stems if s)]
+    return [("", m) for m in modules] + [("default", f"{m}.default") for m in modules]
+
+
+def _twin(stem: str) -> tuple[str, ...]:
+    """A module of build output and its ``src/`` twin (``lib/index`` and ``src/index``);
+    a folder, written with its ``/`` (``dist/``), and its twin likewise (``src``)."""
+    head, slash, rest = stem.partition("/")
+    if head not in _BUILT or not slash:
+        return (stem.rstrip("/") or ".",)
+    return stem.rstrip("/"), f"src/{rest}".rstrip("/")
 
 
 def is_script_manifest(name: str) -> bool:

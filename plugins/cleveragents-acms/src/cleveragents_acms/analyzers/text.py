@@ -213,7 +213,12 @@ def _script_exports(
     ``tsconfig.json`` does (see :mod:`~cleveragents_acms.analyzers.packages`)."""
     if Path(relative).name == "package.json":
         found = package_bindings(relative, content)
-        named = [("name", "package", found[0], found[1])] if found else []
+        named = [
+            (key, "package" if i == 0 else f"exports.{sub}", exported_as, bindings)
+            for i, (exported_as, bindings) in enumerate(found)
+            for sub in [exported_as[len(found[0][0]) + 1 :]]
+            for key in ["name" if i == 0 else f"./{sub.replace('.', '/')}"]
+        ]
     else:
         named = [
             (key, f"paths.{alias}" if alias else "baseUrl", alias, bindings)
