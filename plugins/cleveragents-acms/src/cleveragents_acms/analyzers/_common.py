@@ -17,6 +17,7 @@ __all__ = [
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
     "DEFAULT_EXPORT",
+    "EXPORT_BINDINGS",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
     "IMPLEMENTS",
@@ -26,6 +27,10 @@ __all__ = [
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
     "RUST_MACRO",
+    "RUST_USE",
+    "SCRIPT_EXPORT",
+    "SCRIPT_FILES",
+    "SCRIPT_SUFFIXES",
     "NodeFactory",
     "collapse",
     "first_line",
@@ -34,6 +39,7 @@ __all__ = [
     "go_import_path",
     "is_binary",
     "language_of",
+    "script_stem",
     "split_lines",
     "truncate",
 ]
@@ -275,6 +281,19 @@ SCRIPT_EXPORT = "uko-ts:Export"
 #: Its property: what it makes its module answer to, JSON ``[[name, path], …]`` (name ""
 #: for ``export * from "./m"``, path then the module).
 EXPORT_BINDINGS = "bindings"
+#: The files of JavaScript and TypeScript modules.
+SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+#: ... and the declaration files that answer as such a module, their longer suffixes first.
+SCRIPT_FILES = (".d.ts", ".d.mts", ".d.cts", *SCRIPT_SUFFIXES)
+
+
+def script_stem(path: str) -> str:
+    """A JavaScript or TypeScript module's path without its suffix (``lib/model.d.ts``
+    and ``lib/model.ts`` -> ``lib/model``); any other path as it is."""
+    for suffix in SCRIPT_FILES:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
 
 
 def go_package_symbol(relative: str, name: str) -> str:

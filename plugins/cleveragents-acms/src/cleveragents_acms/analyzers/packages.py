@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["EXPORTED_AS", "is_script_manifest", "package_bindings", "path_aliases"]
+from cleveragents_acms.analyzers._common import script_stem
+
+__all__ = ["EXPORTED_AS", "ScriptName", "is_script_manifest", "script_names"]
 
 #: The property of an ``uko-ts:Export`` node naming the module its bindings are of, when
 #: that is not its file's (a manifest's: the package's name, dotted).
@@ -27,26 +29,37 @@ _ENTRY_FIELDS = ("source", "types", "typings", "module", "main")
 #: Folders of build output: their modules are also looked for under ``src/``, as a
 #: workspace's source tree has no build output (``lib/index.d.ts`` -> ``src/index``).
 _BUILT = ("lib", "dist", "build", "out", "esm", "cjs", "es")
-_SUFFIXES = (
-    ".d.ts",
-    ".d.mts",
-    ".d.cts",
-    ".ts",
-    ".tsx",
-    ".mts",
-    ".cts",
-    ".js",
-    ".mjs",
-    ".cjs",
-    ".jsx",
-)
 
 
-def package_bindings(relative: str, content: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """``(name, bindings)`` for the package of the manifest at ``relative``, then for each
-    subpath its ``exports`` field names: the name as an import writes it, dotted
-    (``@scope.ui``, ``@scope.ui.utils`` for ``"./utils"``), and what it stands for as
-    ``(name, module)`` pairs (name "" for all of the module). The package stands for its
+class ScriptName(NamedTuple):
+    """A name a manifest makes importable and what it stands for."""
+
+    #: The key in the manifest that gives it (its line is the node's).
+    key: str
+    #: Its node's qualified name in the manifest (``package``, ``exports.utils``,
+    #: ``paths.@``, ``baseUrl``).
+    qualname: str
+    #: The name as an import writes it, dotted (``@scope.ui``, ``@``; ``""`` for a
+    #: ``baseUrl``).
+    name: str
+    #: ``(name, module)`` pairs, name "" for all of the module (as an ``export *``).
+    bindings: list[tuple[str, str]]
+
+
+def script_names(relative: str, content: str) -> list[ScriptName]:
+    """The names the manifest at ``relative`` (:func:`is_script_manifest`) makes
+    importable: an npm package's (:func:`package_bindings`), a ``tsconfig.json``'s path
+    aliases and ``baseUrl`` (:func:`path_aliases`)."""
+    if posixpath.basename(relative) == "package.json":
+        return package_bindings(relative, content)
+    return path_aliases(relative, content)
+
+
+def package_bindings(relative: str, content: str) -> list[ScriptName]:
+    """The package of the manifest at ``relative``, then each other subpath its
+    ``exports`` field names: the name as an import writes it, dotted
+    (``@scope.ui``, ``@scope.ui.utils`` for ``"./utils"``), and what it stands for.
+    The package stands for its
     entry modules (``exports``'s ``"."``, then the fields ``source``, ``types``,
     ``typings``, ``module``, ``main``), their ``src/`` twins, ``src/index`` and ``index``,
     and its folder (``@scope/ui/widgets`` is ``ui/widgets``); ``default`` is each entry's
@@ -64,10 +77,10 @@ def package_bindings(relative: str, content: str) -> list[tuple[str, list[tuple[
     subpaths = _subpaths(manifest.get("exports"))
     entries = [*subpaths.pop(".", [])]
     entries += [v for f in _ENTRY_FIELDS if isinstance(v := manifest.get(f), str) and v.strip()]
-    bindings = _standing_for(folder, [*entries, "src/index", "index"])
+    own = _standing_for(folder, [*entries, "src/index", "index"])
     if folder:  # ``@scope/ui/widgets``: a module of the folder
-        bindings.append(("", folder.replace("/", ".")))
-    found = [(package, bindings)]
+        own.append(("", folder.replace("/", ".")))
+    found = [ScriptName("name", "package", package, own)]
     for subpath, targets in subpaths.items():
         name = ".".join([package, *(p for p in subpath.removeprefix("./").split("/") if p != "*")])
         name = name.strip(".")
@@ -80,10 +93,10 @@ def package_bindings(relative: str, content: str) -> list[tuple[str, list[tuple[
         else:
             bindings = _standing_for(folder, targets)
         if name == package:  # ``"./*"``: the package's own folders
-            bindings = [b for b in dict.fromkeys(bindings) if b not in found[0][1]]
-            found[0][1].extend(bindings)
+            own.extend(b for b in dict.fromkeys(bindings) if b not in own)
         elif bindings:
-            found.append((name, list(dict.fromkeys(bindings))))
+            qualname = f"exports.{name[len(package) + 1 :]}"
+            found.append(ScriptName(subpath, qualname, name, list(dict.fromkeys(bindings))))
     return found
 
 
@@ -134,8 +147,8 @@ def is_script_manifest(name: str) -> bool:
     )
 
 
-def path_aliases(relative: str, content: str) -> list[tuple[str, list[tuple[str, str]]]]:
-    """``(alias, bindings)`` of each path alias a ``tsconfig.json`` (or ``jsconfig.json``)
+def path_aliases(relative: str, content: str) -> list[ScriptName]:
+    """Each path alias a ``tsconfig.json`` (or ``jsconfig.json``)
     at ``relative`` declares in ``compilerOptions.paths``, from its ``baseUrl`` or its
     folder: ``"@/*": ["./src/*"]`` makes ``@`` stand for all of the folder ``src``
     (``@/components/button`` is ``src/components/button``), ``"@config": ["config/index.ts"]``
@@ -153,9 +166,9 @@ def path_aliases(relative: str, content: str) -> list[tuple[str, list[tuple[str,
     paths: dict[str, Any] = options["paths"] if isinstance(options.get("paths"), dict) else {}
     base = options["baseUrl"] if isinstance(options.get("baseUrl"), str) else "."
     root = posixpath.join(posixpath.dirname(relative), base)
-    aliases: list[tuple[str, list[tuple[str, str]]]] = []
+    aliases: list[ScriptName] = []
     if "baseUrl" in options and _dotted(root, "."):
-        aliases.append(("", [("", _dotted(root, "."))]))
+        aliases.append(ScriptName("baseUrl", "baseUrl", "", [("", _dotted(root, "."))]))
     for pattern, targets in paths.items():
         if not isinstance(targets, list) or pattern.strip() in ("*", "/*"):
             continue
@@ -170,7 +183,7 @@ def path_aliases(relative: str, content: str) -> list[tuple[str, list[tuple[str,
             if not wildcard:
                 bindings.append(("default", f"{module}.default"))
         if alias and bindings:
-            aliases.append((alias, bindings))
+            aliases.append(ScriptName(pattern, f"paths.{alias}", alias, bindings))
     return aliases
 
 
@@ -201,11 +214,7 @@ def _without_comments(text: str) -> str:
 
 def _stem(path: str) -> str:
     """``./lib/index.d.ts`` -> ``lib/index``."""
-    path = posixpath.normpath(path.removeprefix("./"))
-    for suffix in _SUFFIXES:
-        if path.endswith(suffix):
-            return path[: -len(suffix)]
-    return path
+    return script_stem(posixpath.normpath(path.removeprefix("./")))
 
 
 def _dotted(folder: str, stem: str) -> str:

@@ -36,12 +36,7 @@ from cleveragents_acms.analyzers._common import (
     split_lines,
     truncate,
 )
-from cleveragents_acms.analyzers.packages import (
-    EXPORTED_AS,
-    is_script_manifest,
-    package_bindings,
-    path_aliases,
-)
+from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest, script_names
 
 __all__ = ["GenericTextAnalyzer", "chunk_lines", "fall_back_to_text"]
 
@@ -210,32 +205,17 @@ def _script_exports(
 ) -> None:
     """A script manifest's ``uko-ts:Export`` nodes, each at its key's line: what an npm
     package's name stands for (``package.json``), what each path alias of a
-    ``tsconfig.json`` does (see :mod:`~cleveragents_acms.analyzers.packages`)."""
-    if Path(relative).name == "package.json":
-        found = package_bindings(relative, content)
-        named = [
-            (key, "package" if i == 0 else f"exports.{sub}", exported_as, bindings)
-            for i, (exported_as, bindings) in enumerate(found)
-            for sub in [exported_as[len(found[0][0]) + 1 :]]
-            for key in ["name" if i == 0 else f"./{sub.replace('.', '/')}"]
-        ]
-    else:
-        named = [
-            (key, f"paths.{alias}" if alias else "baseUrl", alias, bindings)
-            for alias, bindings in path_aliases(relative, content)
-            for key in [alias.replace(".", "/") if alias else "baseUrl"]
-        ]
-    for key, qualname, exported_as, bindings in named:
-        quoted = f'"{key}'
+    ``tsconfig.json`` does (:func:`~cleveragents_acms.analyzers.packages.script_names`)."""
+    for key, qualname, name, bindings in script_names(relative, content):
+        quoted = f'"{key}"'
         line = next((n for n, text in enumerate(lines, 1) if text.lstrip().startswith(quoted)), 1)
         text = lines[line - 1].strip() if lines else ""
-        shown = f"{qualname.partition('.')[0]} {exported_as}".strip()
         factory.make(
-            SCRIPT_EXPORT, shown, qualname, line, line,
-            file_node,
+            SCRIPT_EXPORT, f"{qualname.partition('.')[0]} {name}".strip(), qualname, line,
+            line, file_node,
             renderings={DEPTH_NAME: text, DEPTH_FULL: text},
             properties={
-                "kind": "export", "module": exported_as, EXPORTED_AS: exported_as,
+                "kind": "export", "module": name, EXPORTED_AS: name,
                 EXPORT_BINDINGS: json.dumps([[b, t] for b, t in bindings]),
             },
         )  # fmt: skip

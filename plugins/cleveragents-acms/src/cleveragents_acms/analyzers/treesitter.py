@@ -52,6 +52,7 @@ from cleveragents_acms.analyzers._common import (
     dedupe,
     go_import_path,
     go_package_symbol,
+    script_stem,
     truncate,
 )
 from cleveragents_acms.analyzers._treesitter_languages import (
@@ -221,9 +222,10 @@ class _FileBuilder:
         self.lines = [line.rstrip("\r") for line in content.split("\n")]
         self.relative = relative
         self.factory = NodeFactory(resource_id, relative, spec.name)
-        stem = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else relative
-        if spec.name == "typescript":  # ``lib/util.d.ts`` is what ``import … from "./util"`` reads
-            stem = stem.removesuffix(".d")
+        if spec.name in ("typescript", "javascript"):  # ``lib/util.d.ts`` answers as ``lib/util``
+            stem = script_stem(relative)
+        else:
+            stem = relative.rsplit(".", 1)[0] if "." in relative.rsplit("/", 1)[-1] else relative
         # A Go package is a folder, named by its import path where a go.mod gives one.
         self.module_prefix = package_path or stem.replace("/", ".")
         self.bindings: dict[str, str] = {}

@@ -99,9 +99,16 @@ def dependent_files(
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
-    targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched)
+    # What JavaScript and TypeScript modules export, read once when a file that may
+    # export something changed (None: none did).
+    exports = (
+        nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
+        if any(may_export_scripts(path) for path in touched)
+        else None
+    )
+    targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched, exports)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
-    targets |= _changed_script_exports(nodes, resource_id, now, touched)
+    targets |= _changed_script_exports(nodes, resource_id, now, touched, exports)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(nodes, resource_id, guessed, present)
@@ -159,6 +166,7 @@ def _name_targets(
     before: set[str],
     gone: set[str],
     touched: set[str],
+    exports: list[UKONode] | None = None,
 ) -> tuple[set[str], dict[str, str]]:
     """The edge targets whose meaning the nodes that come and go change (and those kept
     that answer other names now), for the names those nodes answer to (a name resolves
@@ -207,8 +215,8 @@ def _name_targets(
     ]
     # A JavaScript or TypeScript module that exports another's names (``export * from``)
     # answers them too, through it (``resolve.ScriptExports``).
-    if any(may_export_scripts(path) for path in touched):
-        exports_before = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
+    if exports is not None:
+        exports_before = exports
         exports_now = [e for e in exports_before if e.path not in touched]
         exports_now += [n for n in now if n.uko_type == SCRIPT_EXPORT]
         aliases = script_aliases([*exports_before, *exports_now], keys) - keys
@@ -273,10 +281,14 @@ def _changed_rust_bindings(
 
 
 def _changed_script_exports(
-    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], touched: set[str]
+    nodes: NodeStore,
+    resource_id: str,
+    now: Sequence[UKONode],
+    touched: set[str],
+    exports: list[UKONode] | None,
 ) -> set[str]:
     """The targets the ``export … from`` of the changed JavaScript and TypeScript files
-    change:
+    (``exports``: those stored, None when no file that may export changed) change:
 
     * every node what an export gives or gave can reach: a reference resolved through it
       may now resolve elsewhere or not at all (which way it took is not kept), and one
@@ -284,11 +296,11 @@ def _changed_script_exports(
     * the names an export now gives, and those of the modules exporting this one's:
       references by them, left unresolved, may resolve now.
     """
-    if not any(may_export_scripts(path) for path in touched):
+    if exports is None:
         return set()
-    stored = nodes.nodes_in_files(resource_id, touched, (SCRIPT_EXPORT,))
-    before = set(script_exports(stored))
-    after = set(script_exports(n for n in now if n.uko_type == SCRIPT_EXPORT))
+    added = [n for n in now if n.uko_type == SCRIPT_EXPORT]
+    before = set(script_exports(e for e in exports if e.path in touched))
+    after = set(script_exports(added))
     lost, gained = before - after, after - before
     if not (lost or gained):
         return set()
@@ -313,11 +325,7 @@ def _changed_script_exports(
         for node in reached
         for path in _through_glob(module, target, node)
     }
-    exports = [
-        *nodes.nodes_of_type(resource_id, SCRIPT_EXPORT),
-        *(n for n in now if n.uko_type == SCRIPT_EXPORT),
-    ]
-    paths |= script_aliases(exports, paths)
+    paths |= script_aliases([*exports, *added], paths)
     return targets | {SYMBOL + path for path in paths}
 
 

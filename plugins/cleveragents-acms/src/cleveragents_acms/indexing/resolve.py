@@ -25,7 +25,10 @@ from cleveragents_acms.analyzers._common import (
     RUST_MACRO,
     RUST_USE,
     SCRIPT_EXPORT,
+    SCRIPT_FILES,
+    SCRIPT_SUFFIXES,
     go_package_symbol,
+    script_stem,
 )
 from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
 
@@ -66,10 +69,6 @@ __all__ = [
 #: The scheme of an edge target no node answers (yet).
 SYMBOL = "symbol:"
 _PREFIX = SYMBOL
-#: The files of JavaScript and TypeScript modules.
-SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
-#: The files a JavaScript or TypeScript module can be, declaration files included.
-_SCRIPT_FILES = (*SCRIPT_SUFFIXES, ".d.ts", ".d.mts", ".d.cts")
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
 #: How many ``export … from`` a JavaScript or TypeScript name is followed through.
@@ -204,7 +203,7 @@ def script_module_files(dotted: str) -> list[str]:
     """The files a JavaScript or TypeScript module's dotted name can be (``src.lib`` ->
     ``src/lib.ts``, ``src/lib/index.js``, ``src/lib.d.ts`` …)."""
     base = dotted.replace(".", "/")
-    return [p for suffix in _SCRIPT_FILES for p in (f"{base}{suffix}", f"{base}/index{suffix}")]
+    return [p for suffix in SCRIPT_FILES for p in (f"{base}{suffix}", f"{base}/index{suffix}")]
 
 
 def default_export_files(keys: Iterable[str]) -> set[str]:
@@ -428,10 +427,7 @@ def may_export_scripts(path: str) -> bool:
 def script_module(path: str) -> str:
     """The dotted name of a JavaScript or TypeScript file's module, as its analyzer
     gives it (``src/lib/model.ts`` and ``src/lib/model.d.ts`` -> ``src.lib.model``)."""
-    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    if path.endswith((".ts", ".mts", ".cts", ".tsx")):
-        stem = stem.removesuffix(".d")
-    return stem.replace("/", ".")
+    return script_stem(path).replace("/", ".")
 
 
 def script_exports(exports: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]]:
