@@ -1037,6 +1037,69 @@ def test_a_java_class_of_the_same_package_is_resolved_without_an_import() -> Non
     ]
 
 
+def test_a_java_base_of_the_same_package_wins_over_namesakes_of_others() -> None:
+    """``interface B extends D, A`` with no import: ``A`` and ``D`` are of ``B``'s package,
+    though other packages declare an ``A`` too (the name alone is ambiguous); the module
+    lists the guesses, for a refresh to find ``B`` when its package gains one. A base no
+    package of the tree declares (``Exception``) stays the name it is."""
+    from cleveragents_acms.analyzers._common import PACKAGE_GUESSES
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    b = nodes_of(
+        JavaAnalyzer(),
+        "mro/B.java",
+        "package jpype.mro;\ninterface B extends D, A {}\nclass Oops extends Exception {}\n",
+    )
+    assert b[""].properties[PACKAGE_GUESSES].split("\n") == [
+        "java:jpype.mro.A",
+        "java:jpype.mro.D",
+        "java:jpype.mro.Exception",
+    ]
+    same = nodes_of(JavaAnalyzer(), "mro/A.java", "package jpype.mro;\ninterface A {}\n")
+    other = nodes_of(JavaAnalyzer(), "override/A.java", "package jpype.override;\nclass A {}\n")
+    only = nodes_of(JavaAnalyzer(), "mro/D.java", "package jpype.mro;\ninterface D {}\n")
+    known = [*same.values(), *other.values(), *only.values()]
+    assert resolve_edges(b.values(), known) == 4
+    d, a = uri("mro/D.java", "D"), uri("mro/A.java", "A")
+    assert [t for _, t in b["B"].edges] == [d, d, a, a]
+    assert [t for _, t in b["Oops"].edges] == ["symbol:Exception"] * 2
+
+
+def test_java_and_typescript_names_reach_the_members_of_enclosing_declarations() -> None:
+    """A nested Java class extends, creates and calls a sibling nested in the same outer
+    class (``BaseResource``, not declared at the top of the file), and an outer class's
+    method without ``this``; a class in a TypeScript namespace extends another of it."""
+    java = nodes_of(
+        JavaAnalyzer(),
+        "org/x/Harness.java",
+        """\
+        package org.x;
+
+        public class Harness {
+            static int count() { return 0; }
+            public static class BaseResource { static BaseResource of() { return null; } }
+            public static class ClassResource extends BaseResource {
+                int size() { BaseResource.of(); new BaseResource(); return count(); }
+            }
+        }
+        """,
+    )
+    base = uri("org/x/Harness.java", "Harness.BaseResource")
+    assert [t for _, t in java["Harness.ClassResource"].edges] == [base] * 2
+    assert {t for _, t in java["Harness.ClassResource.size"].edges} == {
+        uri("org/x/Harness.java", "Harness.BaseResource.of"),
+        base,
+        uri("org/x/Harness.java", "Harness.count"),
+    }
+    ts = nodes_of(
+        TypeScriptAnalyzer(),
+        "src/shapes.ts",
+        "export namespace Shapes {\n"
+        "  export class Base {}\n  export class Square extends Base {}\n}\n",
+    )
+    assert [t for _, t in ts["Shapes.Square"].edges] == [uri("src/shapes.ts", "Shapes.Base")] * 2
+
+
 def test_a_java_method_reference_is_a_call() -> None:
     """``Item::name``, ``this::keep``, ``Helper::clean`` and ``Item::new`` passed to a
     stream are calls made later: edges as the calls would have."""

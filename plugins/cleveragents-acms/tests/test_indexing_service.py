@@ -769,6 +769,39 @@ def test_a_java_class_moved_to_another_package_leaves_its_importers_unresolved(
     assert _current_edges(service, "moved", RESOURCE_A)[g][1] == [f]
 
 
+def test_a_java_base_of_the_same_package_that_comes_and_goes_is_followed(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``class B extends A`` (no import) names ``A`` of its package. Two other packages
+    declare an ``A``: with the package's own deleted the name is ambiguous, with one of
+    them deleted as well it is that other package's only ``A``; restored, it is the
+    package's own again. Each refresh gives a cold index's edges."""
+    root = tmp_path / "jbase"
+    for package in ("mro", "override", "exc"):
+        (root / package).mkdir(parents=True)
+        (root / package / "A.java").write_text(f"package {package};\nclass A {{}}\n")
+    (root / "mro" / "B.java").write_text("package mro;\nclass B extends A {}\n")
+    own, exc = root / "mro" / "A.java", root / "exc" / "A.java"
+    service.index_resource(RESOURCE_A, root, project="jbase")
+    b = "https://cleveragents.ai/r/R/mro/B.java#B"
+    assert (
+        _current_edges(service, "jbase", RESOURCE_A)[b][1]
+        == ["https://cleveragents.ai/r/R/mro/A.java#A"] * 2
+    )
+    own.unlink()
+    run, edges = _refreshed_as_cold(service, root, "jbase", tmp_path / "c1", monkeypatch)
+    assert run.files_dependent == 1 and edges[b][1] == ["symbol:A"] * 2
+    exc.unlink()
+    run, edges = _refreshed_as_cold(service, root, "jbase", tmp_path / "c2", monkeypatch)
+    assert edges[b][1] == ["https://cleveragents.ai/r/R/override/A.java#A"] * 2
+    own.write_text("package mro;\nclass A {}\n")
+    run, edges = _refreshed_as_cold(service, root, "jbase", tmp_path / "c3", monkeypatch)
+    assert run.files_dependent == 1
+    assert edges[b][1] == ["https://cleveragents.ai/r/R/mro/A.java#A"] * 2
+
+
 def test_an_inherited_method_a_refresh_adds_or_removes_is_followed(
     service: RepoIndexingService,
     tmp_path: Path,

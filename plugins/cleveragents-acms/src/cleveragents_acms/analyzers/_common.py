@@ -31,6 +31,7 @@ __all__ = [
     "SCRIPT_EXPORT",
     "SCRIPT_FILES",
     "SCRIPT_SUFFIXES",
+    "SYMBOL",
     "NodeFactory",
     "collapse",
     "first_line",
@@ -38,6 +39,8 @@ __all__ = [
     "forget_go_modules",
     "go_import_path",
     "is_binary",
+    "java_package",
+    "java_package_symbol",
     "language_of",
     "script_stem",
     "split_lines",
@@ -248,8 +251,10 @@ def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 #: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
 #: and is no edge.
 GUESSED_KEYS = ("go:", "java:")
+#: The scheme of an edge target no node answers (yet): a name the indexer resolves.
+SYMBOL = "symbol:"
 #: The edge targets that are such guesses.
-GUESSED_TARGETS = tuple(f"symbol:{key}" for key in GUESSED_KEYS)
+GUESSED_TARGETS = tuple(f"{SYMBOL}{key}" for key in GUESSED_KEYS)
 #: The module node's property listing (one a line) the names a Go or Java file guesses
 #: its package holds (``go:<folder>.<name>``, ``java:<package>.<Class>``; see
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
@@ -301,6 +306,20 @@ def go_package_symbol(relative: str, name: str) -> str:
     folder): ``go:cmd/tool.name``; calls name it, the indexer resolves it."""
     folder = relative.rsplit("/", 1)[0] if "/" in relative else ""
     return f"go:{folder}.{name}"
+
+
+def java_package_symbol(package: str, name: str) -> str:
+    """What a Java type answers to within its package: ``java:com.x.Helper``; a name the
+    file neither declares nor imports is first looked for there (``class B extends A``,
+    ``new Helper()``), as Java's compiler does before ``java.lang``."""
+    return f"java:{package}.{name}"
+
+
+def java_package(node: UKONode) -> str | None:
+    """The package of a Java declaration's node, from its fully qualified name."""
+    fqname = node.properties.get("fqname", "")
+    suffix = f".{node.qualname}"
+    return fqname[: -len(suffix)] if node.qualname and fqname.endswith(suffix) else None
 
 
 def go_import_path(path: Path, relative: str) -> str | None:

@@ -47,11 +47,13 @@ from cleveragents_acms.analyzers._common import (
     PACKAGE_GUESSES,
     RUST_MACRO,
     SCRIPT_EXPORT,
+    SYMBOL,
     NodeFactory,
     collapse,
     dedupe,
     go_import_path,
     go_package_symbol,
+    java_package_symbol,
     script_stem,
     truncate,
 )
@@ -235,6 +237,8 @@ class _FileBuilder:
         self.module_edges: list[tuple[str, str]] = []
         self.imports: list[UKONode] = []
         self.bases: list[tuple[UKONode, str, str]] = []
+        #: Java bases by a plain name no import gives, as their package would declare them.
+        self.heritage_guesses: set[str] = set()
         #: Go: a type's container rendering inputs, to add the methods declared later.
         self.go_containers: dict[str, tuple[UKONode, str, str, list[_Member]]] = {}
         self.go_methods: dict[str, list[_Member]] = {}
@@ -363,11 +367,12 @@ class _FileBuilder:
             module.properties[PACKAGE_GUESSES] = "\n".join(
                 sorted(
                     {
-                        target[len("symbol:") :]
+                        target[len(SYMBOL) :]
                         for node in self.factory.nodes
                         for _, target in node.edges
                         if target.startswith(GUESSED_TARGETS)
                     }
+                    | self.heritage_guesses
                 )
             )
         self.render_module(module, module_doc, members)
@@ -690,17 +695,43 @@ class _FileBuilder:
             if relation == INHERITS_FROM:
                 inherited.setdefault(uko.qualname, []).append(base)
         self.extends = {name: bases[0] for name, bases in inherited.items() if len(bases) == 1}
-        go = self.spec.name == "go"
+        go, java = self.spec.name == "go", self.spec.name == "java"
         for uko, relation, base in self.bases:
             # A Go type of the file's package declared in another of its files: a guess.
-            target = self.resolve(base, "", keep_unknown=not go) or (
-                self.same_package(base) if go else None
+            target = (
+                self.enclosing_member(uko, base)
+                or self.resolve(base, "", keep_unknown=not go)
+                or (self.same_package(base) if go else None)
             )
+            if java and target == SYMBOL + base and "." not in base:
+                # Not the file's, not imported: of the package first (the indexer looks
+                # there before the name alone), which another of its files may declare.
+                self.heritage_guesses.add(java_package_symbol(self.module_prefix, base))
             if target is not None and target != uko.uri:
                 uko.edges.append((relation, target))
                 uko.edges.append((DEPENDS_ON, target))
         for uko, _, _ in self.bases:
             uko.edges = dedupe(uko.edges)
+
+    def enclosing_member(self, uko: UKONode, name: str) -> str | None:
+        """A Java or TypeScript type named in the heading of one nested in others
+        (``class Inner extends Base``, both in ``Outer``, or in a namespace): the
+        member of the innermost enclosing declaration that declares it (``Outer.Base``)."""
+        if self.spec.name not in ("java", "typescript", "javascript"):
+            return None
+        member = self.scoped(uko.qualname.rpartition(".")[0], name)
+        return member.uri if member is not None and member is not uko else None
+
+    def scoped(self, scope: str, dotted: str) -> UKONode | None:
+        """The declaration ``dotted`` names from within ``scope`` (a qualified name):
+        a member of ``scope``, else of each declaration enclosing it, innermost first."""
+        scopes = scope.split(".") if scope else []
+        while scopes:
+            member = self.by_qualname.get(".".join([*scopes, dotted]))
+            if member is not None:
+                return member
+            scopes.pop()
+        return None
 
     def render_container(
         self,
@@ -1222,8 +1253,8 @@ class _FileBuilder:
         if head in ("this", "self", "Self") and owner:
             member = self.by_qualname.get(f"{owner}.{rest}") if rest else None
             return member.uri if member is not None else None
-        if owner and not rest and self.spec.name == "java":  # an implicit ``this.``
-            member = self.by_qualname.get(f"{owner}.{head}")
+        if owner and self.spec.name == "java":  # an implicit ``this.``, or an outer class's
+            member = self.scoped(owner, dotted)
             if member is not None:
                 return member.uri
         node = self.by_qualname.get(dotted) or (None if rest else self.by_qualname.get(head))
@@ -1553,7 +1584,7 @@ class _FileBuilder:
             return f"symbol:{go_package_symbol(self.relative, name)}"
         head = name.split(".", 1)[0]
         if self.spec.name == "java" and head[:1].isupper() and head not in self.bindings:
-            return f"symbol:java:{self.module_prefix}.{name}"
+            return SYMBOL + java_package_symbol(self.module_prefix, name)
         return None
 
     def callee_name(self, callee: Node) -> str:
@@ -1716,8 +1747,11 @@ class TreeSitterAnalyzer:
     #: from their packages (``indexing.go_interfaces``). 8: renderings read as the source:
     #: listed fields and bodiless methods keep their ``;`` or ``,``, a declaration of
     #: several names is listed once, and signatures over several lines fold without the
-    #: spaces and trailing commas their line breaks left.
-    revision = 9
+    #: spaces and trailing commas their line breaks left. 9: TypeScript's ambient
+    #: declarations, merged declarations and ``export … from``. 10: a Java base named
+    #: without an import is looked for in its package first; a name used in a nested
+    #: Java or TypeScript declaration reaches the members of those enclosing it.
+    revision = 10
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

@@ -27,7 +27,10 @@ from cleveragents_acms.analyzers._common import (
     SCRIPT_EXPORT,
     SCRIPT_FILES,
     SCRIPT_SUFFIXES,
+    SYMBOL,
     go_package_symbol,
+    java_package,
+    java_package_symbol,
     script_stem,
 )
 from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
@@ -66,8 +69,6 @@ __all__ = [
 ]
 
 
-#: The scheme of an edge target no node answers (yet).
-SYMBOL = "symbol:"
 _PREFIX = SYMBOL
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
@@ -273,7 +274,9 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             if node.path.endswith(".rs"):
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
             else:
-                candidates = table.get(target[len(_PREFIX) :])
+                candidates = table.get(_of_package(node, target[len(_PREFIX) :]), set()) or (
+                    table.get(target[len(_PREFIX) :])
+                )
                 if not candidates and node.path.endswith(SCRIPT_SUFFIXES):
                     candidates = scripts.follow(target[len(_PREFIX) :])
             if candidates:
@@ -303,6 +306,15 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         if overloads:
             node.edges = list(dict.fromkeys([*node.edges, *overloads]))
     return resolved
+
+
+def _of_package(node: UKONode, name: str) -> str:
+    """What a Java file's plain name (``class B extends A``, no import of ``A``) names in
+    its own package (``java:com.x.A``), where the compiler looks first; "" otherwise."""
+    if "." in name or not node.path.endswith(".java"):
+        return ""
+    package = java_package(node)
+    return java_package_symbol(package, name) if package else ""
 
 
 def answers_beside_none(node: UKONode) -> bool:
