@@ -1068,7 +1068,9 @@ def test_a_java_base_of_the_same_package_wins_over_namesakes_of_others() -> None
 def test_java_and_typescript_names_reach_the_members_of_enclosing_declarations() -> None:
     """A nested Java class extends, creates and calls a sibling nested in the same outer
     class (``BaseResource``, not declared at the top of the file), and an outer class's
-    method without ``this``; a class in a TypeScript namespace extends another of it."""
+    method without ``this`` (``count()``), though a method its base declares comes first
+    (``name()``); ``new Harness()`` in ``Harness`` makes the class, not its constructor. A
+    class in a TypeScript namespace extends another of it."""
     java = nodes_of(
         JavaAnalyzer(),
         "org/x/Harness.java",
@@ -1076,10 +1078,16 @@ def test_java_and_typescript_names_reach_the_members_of_enclosing_declarations()
         package org.x;
 
         public class Harness {
+            Harness() {}
             static int count() { return 0; }
-            public static class BaseResource { static BaseResource of() { return null; } }
+            static String name() { return ""; }
+            static Harness make() { return new Harness(); }
+            public static class BaseResource {
+                static BaseResource of() { return null; }
+                String name() { return "base"; }
+            }
             public static class ClassResource extends BaseResource {
-                int size() { BaseResource.of(); new BaseResource(); return count(); }
+                int size() { BaseResource.of(); new BaseResource(); name(); return count(); }
             }
         }
         """,
@@ -1089,8 +1097,10 @@ def test_java_and_typescript_names_reach_the_members_of_enclosing_declarations()
     assert {t for _, t in java["Harness.ClassResource.size"].edges} == {
         uri("org/x/Harness.java", "Harness.BaseResource.of"),
         base,
+        uri("org/x/Harness.java", "Harness.BaseResource.name"),
         uri("org/x/Harness.java", "Harness.count"),
     }
+    assert [t for _, t in java["Harness.make"].edges] == [uri("org/x/Harness.java", "Harness")]
     ts = nodes_of(
         TypeScriptAnalyzer(),
         "src/shapes.ts",

@@ -693,7 +693,11 @@ class _FileBuilder:
         inherited: dict[str, list[str]] = {}
         for uko, relation, base in self.bases:
             if relation == INHERITS_FROM:
-                inherited.setdefault(uko.qualname, []).append(base)
+                # A base nested in an enclosing declaration by its qualified name, so
+                # ``inherited`` finds its members.
+                member = self.scoped(uko.qualname.rpartition(".")[0], base)
+                written = member.qualname if member is not None else base
+                inherited.setdefault(uko.qualname, []).append(written)
         self.extends = {name: bases[0] for name, bases in inherited.items() if len(bases) == 1}
         go, java = self.spec.name == "go", self.spec.name == "java"
         for uko, relation, base in self.bases:
@@ -724,11 +728,12 @@ class _FileBuilder:
 
     def scoped(self, scope: str, dotted: str) -> UKONode | None:
         """The declaration ``dotted`` names from within ``scope`` (a qualified name):
-        a member of ``scope``, else of each declaration enclosing it, innermost first."""
+        a member of ``scope``, else of each declaration enclosing it, innermost first.
+        A Java constructor is not what its class's name names (``Outer.Outer``)."""
         scopes = scope.split(".") if scope else []
         while scopes:
             member = self.by_qualname.get(".".join([*scopes, dotted]))
-            if member is not None:
+            if member is not None and member.properties.get("kind") != "constructor":
                 return member
             scopes.pop()
         return None
@@ -1253,8 +1258,14 @@ class _FileBuilder:
         if head in ("this", "self", "Self") and owner:
             member = self.by_qualname.get(f"{owner}.{rest}") if rest else None
             return member.uri if member is not None else None
-        if owner and self.spec.name == "java":  # an implicit ``this.``, or an outer class's
-            member = self.scoped(owner, dotted)
+        if owner and self.spec.name == "java":
+            # A class nested in the owner or a class enclosing it (``Base.of()``, ``new
+            # Base()``); a method of the owner (an implicit ``this.``), whose outer
+            # classes' come after its bases' (``inherited``), which another file declares.
+            if head[:1].isupper():
+                member = self.scoped(owner, dotted)
+            else:
+                member = None if rest else self.by_qualname.get(f"{owner}.{head}")
             if member is not None:
                 return member.uri
         node = self.by_qualname.get(dotted) or (None if rest else self.by_qualname.get(head))
@@ -1394,6 +1405,10 @@ class _FileBuilder:
                     continue
                 if target is None and entry.owner and not method:
                     target = self.inherited(dotted, entry.owner)
+                if target is None and entry.owner and not method and self.spec.name == "java":
+                    # Not the class's nor its bases': an enclosing class's method.
+                    outer = self.scoped(entry.owner.rpartition(".")[0], dotted)
+                    target = outer.uri if outer is not None else None
                 target = target or self.same_package(dotted, method)
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
