@@ -395,6 +395,41 @@ def test_go_imports_of_the_module_s_packages_resolve_by_the_go_mod_path(
     assert _current_edges(service, "gomod", RESOURCE_A)[gen][1] == [write]
 
 
+def test_go_s_own_source_tree_and_vendored_packages_resolve_by_their_import_paths(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Go's standard library (its ``src`` folder, ``module std``) imports its packages by
+    their folders alone (``"strings"``), and a package below a ``vendor`` folder is
+    imported by the path below it (``"golang.org/x/net/idna"``): both calls resolve.
+    With the module renamed, ``strings`` names nothing in the tree, as in a cold index."""
+    root = tmp_path / "src"
+    for folder in ("strings", "net/http", "vendor/golang.org/x/net/idna"):
+        (root / folder).mkdir(parents=True)
+    go_mod = root / "go.mod"
+    go_mod.write_text("module std\n\ngo 1.19\n")
+    (root / "strings" / "reader.go").write_text(
+        "package strings\n\nfunc NewReader(s string) int { return len(s) }\n"
+    )
+    (root / "vendor/golang.org/x/net/idna" / "idna.go").write_text(
+        "package idna\n\nfunc ToASCII(s string) string { return s }\n"
+    )
+    (root / "net/http" / "client.go").write_text(
+        'package http\n\nimport (\n\t"strings"\n\n\t"golang.org/x/net/idna"\n)\n\n'
+        'func Get(u string) int { return strings.NewReader(idna.ToASCII(u)) }\n'
+    )
+    service.index_resource(RESOURCE_A, root, project="gostd")
+    get = "https://cleveragents.ai/r/R/net/http/client.go#Get"
+    reader = "https://cleveragents.ai/r/R/strings/reader.go#NewReader"
+    ascii = "https://cleveragents.ai/r/R/vendor/golang.org/x/net/idna/idna.go#ToASCII"
+    assert _current_edges(service, "gostd", RESOURCE_A)[get][1] == sorted([reader, ascii])
+    go_mod.write_text("module example.com/std\n")
+    run, edges = _refreshed_as_cold(service, root, "gostd", tmp_path / "cold", monkeypatch)
+    assert run.files_dependent == 3  # every Go file below the go.mod
+    assert edges[get][1] == sorted([ascii, "symbol:strings.NewReader"])
+
+
 def test_a_required_javascript_module_resolves_to_its_file(
     service: RepoIndexingService,
     tmp_path: Path,

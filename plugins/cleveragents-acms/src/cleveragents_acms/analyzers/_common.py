@@ -326,13 +326,21 @@ def go_import_path(path: Path, relative: str) -> str | None:
     """The import path of the Go package (a folder) a file is in: the ``module`` of the
     nearest ``go.mod`` at or above its folder, within the resource, and the folders below
     it (``github.com/spf13/cobra/doc``); None without a ``go.mod``. What other packages'
-    imports name it by (``symbol:github.com/spf13/cobra/doc.GenManTree``)."""
+    imports name it by (``symbol:github.com/spf13/cobra/doc.GenManTree``). A package
+    below a ``vendor`` folder is imported by the path below it
+    (``vendor/golang.org/x/net/idna`` is ``golang.org/x/net/idna``), and one of the
+    standard library's module (``std``, Go's own ``src``) by its folders alone
+    (``net/http``)."""
     folders = relative.split("/")[:-1]
+    if "vendor" in folders[:-1]:
+        return "/".join(folders[len(folders) - folders[::-1].index("vendor") :])
     directory = path.parent
     for depth in range(len(folders), -1, -1):
         module = _go_module(str(directory))
         if module is not None:
             below = "/".join(folders[depth:])
+            if module == "std":
+                return below or None
             return f"{module}/{below}" if below else module
         directory = directory.parent
     return None

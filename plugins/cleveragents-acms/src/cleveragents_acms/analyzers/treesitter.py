@@ -1765,7 +1765,8 @@ class TreeSitterAnalyzer:
     #: spaces and trailing commas their line breaks left. 9: TypeScript's ambient
     #: declarations, merged declarations and ``export … from``. 10: a Java base named
     #: without an import is looked for in its package first; a name used in a nested
-    #: Java or TypeScript declaration reaches the members of those enclosing it.
+    #: Java or TypeScript declaration reaches the members of those enclosing it; a
+    #: vendored Go package and one of Go's own ``src`` are named by their import paths.
     revision = 10
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
