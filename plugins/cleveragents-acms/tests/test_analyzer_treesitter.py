@@ -1065,6 +1065,53 @@ def test_a_java_base_of_the_same_package_wins_over_namesakes_of_others() -> None
     assert [t for _, t in b["Oops"].edges] == ["symbol:Exception"] * 2
 
 
+def test_java_names_its_package_lacks_are_looked_for_in_packages_imported_on_demand() -> None:
+    """``import com.y.*;`` and ``import com.z.*;``: ``new Helper()``, ``Helper.run()`` and
+    ``extends Base`` that ``com.x`` does not declare are the first of those packages'
+    (``com.y.Base`` before ``com.z.Base``, though another package declares a ``Base``
+    too); what ``com.x`` declares itself comes first (``Local``), in a class whose base
+    another file declares too. The module lists the packages and the guesses they add; a
+    static import on demand is not one."""
+    from cleveragents_acms.analyzers._common import ON_DEMAND_IMPORTS, PACKAGE_GUESSES
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    app = nodes_of(
+        JavaAnalyzer(),
+        "com/x/App.java",
+        """\
+        package com.x;
+
+        import com.y.*;
+        import com.z.*;
+        import static java.lang.Math.*;
+
+        class App extends Base {
+            void run() { new Helper(); Helper.run(); new Local(); }
+        }
+        """,
+    )
+    assert app[""].properties[ON_DEMAND_IMPORTS] == "com.y\ncom.z"
+    assert "java:com.z.Helper.run" in app[""].properties[PACKAGE_GUESSES].split("\n")
+
+    def declared(path: str, source: str) -> list[UKONode]:
+        return list(nodes_of(JavaAnalyzer(), path, source).values())
+
+    known = [
+        *declared("com/y/Base.java", "package com.y;\nclass Base {}\n"),
+        *declared("com/z/Base.java", "package com.z;\nclass Base {}\n"),
+        *declared("com/z/Helper.java", "package com.z;\nclass Helper { static void run() {} }"),
+        *declared("com/w/Local.java", "package com.w;\nclass Local {}\n"),
+        *declared("com/x/Local.java", "package com.x;\nclass Local {}\n"),
+    ]
+    resolve_edges(app.values(), known)
+    assert [t for _, t in app["App"].edges] == [uri("com/y/Base.java", "Base")] * 2
+    assert {t for _, t in app["App.run"].edges} == {
+        uri("com/z/Helper.java", "Helper"),
+        uri("com/z/Helper.java", "Helper.run"),
+        uri("com/x/Local.java", "Local"),
+    }
+
+
 def test_java_and_typescript_names_reach_the_members_of_enclosing_declarations() -> None:
     """A nested Java class extends, creates and calls a sibling nested in the same outer
     class (``BaseResource``, not declared at the top of the file), and an outer class's

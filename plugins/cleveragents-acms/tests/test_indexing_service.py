@@ -417,7 +417,7 @@ def test_go_s_own_source_tree_and_vendored_packages_resolve_by_their_import_path
     )
     (root / "net/http" / "client.go").write_text(
         'package http\n\nimport (\n\t"strings"\n\n\t"golang.org/x/net/idna"\n)\n\n'
-        'func Get(u string) int { return strings.NewReader(idna.ToASCII(u)) }\n'
+        "func Get(u string) int { return strings.NewReader(idna.ToASCII(u)) }\n"
     )
     service.index_resource(RESOURCE_A, root, project="gostd")
     get = "https://cleveragents.ai/r/R/net/http/client.go#Get"
@@ -835,6 +835,40 @@ def test_a_java_base_of_the_same_package_that_comes_and_goes_is_followed(
     run, edges = _refreshed_as_cold(service, root, "jbase", tmp_path / "c3", monkeypatch)
     assert run.files_dependent == 1
     assert edges[b][1] == ["https://cleveragents.ai/r/R/mro/A.java#A"] * 2
+
+
+def test_a_java_class_of_a_package_imported_on_demand_that_comes_and_goes_is_followed(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``import lib.*;`` in another folder's file: ``new Helper()`` names ``lib.Helper``
+    when it comes, nothing when it goes, and the package's own ``Helper`` when that comes;
+    each refresh sends the importing file to be analysed again, and gives a cold index's
+    edges."""
+    root = tmp_path / "ondemand"
+    (root / "lib").mkdir(parents=True)
+    (root / "app").mkdir()
+    (root / "lib" / "Other.java").write_text("package lib;\npublic class Other {}\n")
+    (root / "app" / "Main.java").write_text(
+        "package app;\nimport lib.*;\nclass Main {\n    void run() { new Helper(); }\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="ondemand")
+    run_uri = "https://cleveragents.ai/r/R/app/Main.java#Main.run"
+    assert _current_edges(service, "ondemand", RESOURCE_A)[run_uri][1] == []
+    helper = root / "lib" / "Helper.java"
+    helper.write_text("package lib;\npublic class Helper {}\n")
+    run, edges = _refreshed_as_cold(service, root, "ondemand", tmp_path / "c1", monkeypatch)
+    assert run.files_dependent == 1
+    assert edges[run_uri][1] == ["https://cleveragents.ai/r/R/lib/Helper.java#Helper"]
+    (root / "app" / "Helper.java").write_text("package app;\nclass Helper {}\n")
+    run, edges = _refreshed_as_cold(service, root, "ondemand", tmp_path / "c2", monkeypatch)
+    assert run.files_dependent == 1
+    assert edges[run_uri][1] == ["https://cleveragents.ai/r/R/app/Helper.java#Helper"]
+    (root / "app" / "Helper.java").unlink()
+    helper.unlink()
+    run, edges = _refreshed_as_cold(service, root, "ondemand", tmp_path / "c3", monkeypatch)
+    assert run.files_dependent == 1 and edges[run_uri][1] == []
 
 
 def test_an_inherited_method_a_refresh_adds_or_removes_is_followed(

@@ -22,8 +22,10 @@ __all__ = [
     "GUESSED_TARGETS",
     "IMPLEMENTS",
     "INHERITS_FROM",
+    "JAVA_KEY",
     "MACRO_KEY",
     "MODULE_EXPORT",
+    "ON_DEMAND_IMPORTS",
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
     "RUST_MACRO",
@@ -250,7 +252,9 @@ def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 #: ``java:<package>.<Class>``): a Go call to a plain name, a Java class used without an
 #: import. Unresolved, it was a local closure or a class from elsewhere (``java.lang``),
 #: and is no edge.
-GUESSED_KEYS = ("go:", "java:")
+#: What a Java declaration answers to within its package (``java:com.x.Helper``).
+JAVA_KEY = "java:"
+GUESSED_KEYS = ("go:", JAVA_KEY)
 #: The scheme of an edge target no node answers (yet): a name the indexer resolves.
 SYMBOL = "symbol:"
 #: The edge targets that are such guesses.
@@ -260,6 +264,10 @@ GUESSED_TARGETS = tuple(f"{SYMBOL}{key}" for key in GUESSED_KEYS)
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
 #: this says which of the package's other files named it.
 PACKAGE_GUESSES = "package_guesses"
+#: The module node's property listing (one a line) the packages a Java file imports on
+#: demand (``import java.util.*;``): a guess of its own package that nothing answers is
+#: looked for in each of them, in order (``java:java.util.ArrayList``).
+ON_DEMAND_IMPORTS = "on_demand_imports"
 #: What a Rust macro answers to besides its names (``macro:square``): macros have a
 #: namespace of their own, and ``#[macro_export]`` puts them at the crate's root whatever
 #: module defines them, so an invocation (``square!(x)``) names the macro by this alone.
@@ -312,7 +320,7 @@ def java_package_symbol(package: str, name: str) -> str:
     """What a Java type answers to within its package: ``java:com.x.Helper``; a name the
     file neither declares nor imports is first looked for there (``class B extends A``,
     ``new Helper()``), as Java's compiler does before ``java.lang``."""
-    return f"java:{package}.{name}"
+    return f"{JAVA_KEY}{package}.{name}"
 
 
 def java_package(node: UKONode) -> str | None:

@@ -44,6 +44,7 @@ from cleveragents_acms.analyzers._common import (
     INHERITS_FROM,
     MACRO_KEY,
     MODULE_EXPORT,
+    ON_DEMAND_IMPORTS,
     PACKAGE_GUESSES,
     RUST_MACRO,
     SCRIPT_EXPORT,
@@ -239,6 +240,8 @@ class _FileBuilder:
         self.bases: list[tuple[UKONode, str, str]] = []
         #: Java bases by a plain name no import gives, as their package would declare them.
         self.heritage_guesses: set[str] = set()
+        #: The packages a Java file imports on demand (``import java.util.*;``), in order.
+        self.on_demand: list[str] = []
         #: Go: a type's container rendering inputs, to add the methods declared later.
         self.go_containers: dict[str, tuple[UKONode, str, str, list[_Member]]] = {}
         self.go_methods: dict[str, list[_Member]] = {}
@@ -364,17 +367,23 @@ class _FileBuilder:
         self.mark_overloads()
         module.edges.extend(dedupe(self.module_edges))
         if self.spec.name in ("go", "java"):
-            module.properties[PACKAGE_GUESSES] = "\n".join(
-                sorted(
-                    {
-                        target[len(SYMBOL) :]
-                        for node in self.factory.nodes
-                        for _, target in node.edges
-                        if target.startswith(GUESSED_TARGETS)
-                    }
-                    | self.heritage_guesses
-                )
-            )
+            guesses = {
+                target[len(SYMBOL) :]
+                for node in self.factory.nodes
+                for _, target in node.edges
+                if target.startswith(GUESSED_TARGETS)
+            } | self.heritage_guesses
+            if self.on_demand:
+                # The indexer looks for each in the packages imported on demand too.
+                module.properties[ON_DEMAND_IMPORTS] = "\n".join(self.on_demand)
+                own = java_package_symbol(self.module_prefix, "")
+                guesses |= {
+                    java_package_symbol(package, guess[len(own) :])
+                    for guess in guesses
+                    if guess.startswith(own)
+                    for package in self.on_demand
+                }
+            module.properties[PACKAGE_GUESSES] = "\n".join(sorted(guesses))
         self.render_module(module, module_doc, members)
         errors = [] if not root.has_error else [self.first_error(root)]
         return self.factory.nodes, errors
@@ -1158,6 +1167,8 @@ class _FileBuilder:
         for bound, full in bindings:
             if bound and full:
                 self.bindings[bound] = full
+            elif full and self.spec.name == "java" and "static" not in text.split(" ", 2)[:2]:
+                self.on_demand.append(full)  # ``import java.util.*;``
         module = targets[0] if targets else text
         edges = [(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)]
         self.module_edges.extend(edges)
@@ -1405,6 +1416,13 @@ class _FileBuilder:
                     continue
                 if target is None and entry.owner and not method:
                     target = self.inherited(dotted, entry.owner)
+                    if target is not None and dotted[:1].isupper() and target.startswith(SYMBOL):
+                        # ``new Helper()`` in a class whose base another file declares: a
+                        # class the base declares and passes down, or, far likelier, the
+                        # package's own (the guess nothing answers is no edge).
+                        guess = self.same_package(dotted)
+                        if guess is not None:
+                            entry.node.edges.append((DEPENDS_ON, guess))
                 if target is None and entry.owner and not method and self.spec.name == "java":
                     # Not the class's nor its bases': an enclosing class's method.
                     outer = self.scoped(entry.owner.rpartition(".")[0], dotted)
@@ -1766,7 +1784,8 @@ class TreeSitterAnalyzer:
     #: declarations, merged declarations and ``export … from``. 10: a Java base named
     #: without an import is looked for in its package first; a name used in a nested
     #: Java or TypeScript declaration reaches the members of those enclosing it; a
-    #: vendored Go package and one of Go's own ``src`` are named by their import paths.
+    #: vendored Go package and one of Go's own ``src`` are named by their import paths;
+    #: Java's imports on demand; ``new Helper()`` in a subclass guesses the package's too.
     revision = 10
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""

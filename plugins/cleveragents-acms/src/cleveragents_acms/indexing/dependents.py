@@ -15,8 +15,8 @@ still come out differently from a cold index of the same files:
   ``module.exports`` changed, a Java file's package): references by the names it
   lost resolve elsewhere or not at all, and by those it gained resolve now;
 * it is a Go or Java file that calls by a plain name what the refresh adds to its
-  package (a guess that is no edge while nothing answers it; the file's module node
-  lists its guesses);
+  package, or a Java file to a package it imports on demand (a guess that is no edge
+  while nothing answers it; the file's module node lists its guesses);
 * it names what the refresh adds by a Rust path through ``use`` declarations
   (``crate::parser::Span`` re-exported from ``parser::spans``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.analyzers._common import PACKAGE_GUESSES
+from cleveragents_acms.analyzers._common import JAVA_KEY, PACKAGE_GUESSES
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -111,7 +111,7 @@ def dependent_files(
     targets |= _changed_script_exports(nodes, resource_id, now, touched, exports)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
-    found |= _guessing_files(nodes, resource_id, guessed, present)
+    found |= _guessing_files(index, resource_id, guessed, present)
     found |= _go_packages_changed(nodes, resource_id, now, touched, present)
     return (found - touched) & set(present)
 
@@ -404,7 +404,7 @@ def _rust_aliases(
 
 
 def _guessing_files(
-    nodes: NodeStore, resource_id: str, guessed: Mapping[str, str], present: Sequence[str]
+    index: ProjectIndex, resource_id: str, guessed: Mapping[str, str], present: Sequence[str]
 ) -> set[str]:
     """The files that call, by a plain name, what one of ``guessed`` names (a name the
     Go and Java analyzers guess a package holds -> the file now defining it).
@@ -412,16 +412,27 @@ def _guessing_files(
     Such a call is a guess that the name is the package's, no edge while nothing answers
     it: each file's module node lists its guesses (``PACKAGE_GUESSES``), so only the
     files of the package (same folder and language) that made the guess are analysed
-    again, not the whole package. A file whose module node has no list (indexed before
-    there was one) may have made it.
+    again, not the whole package, and the Java files that import a package the name may
+    be of on demand (``import a.b.*;``, an edge to ``symbol:a.b``). A file whose module
+    node has no list (indexed before there was one) may have made it.
     """
     if not guessed:
         return set()
+    nodes = index.nodes
     folders = {(path.rpartition("/")[0], path.rpartition(".")[2]) for path in guessed.values()}
-    package = [p for p in present if (p.rpartition("/")[0], p.rpartition(".")[2]) in folders]
+    package = {p for p in present if (p.rpartition("/")[0], p.rpartition(".")[2]) in folders}
+    imported = {
+        SYMBOL + ".".join(parts[:i])
+        for key in guessed
+        if key.startswith(JAVA_KEY)
+        for parts in [key[len(JAVA_KEY) :].split(".")]
+        for i in range(1, len(parts))
+    }
+    if imported:
+        package |= {p for p in _pointing_to(index, resource_id, imported) if p.endswith(".java")}
     keys = set(guessed)
     found: set[str] = set()
-    for module in nodes.modules_at([resource_id], package):
+    for module in nodes.modules_at([resource_id], sorted(package)):
         names = module.properties.get(PACKAGE_GUESSES)
         if names is None or not keys.isdisjoint(names.split("\n")):
             found.add(module.path)

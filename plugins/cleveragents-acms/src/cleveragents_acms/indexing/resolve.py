@@ -22,6 +22,7 @@ from cleveragents_acms.analyzers._common import (
     GUESSED_TARGETS,
     MACRO_KEY,
     MODULE_EXPORT,
+    ON_DEMAND_IMPORTS,
     RUST_MACRO,
     RUST_USE,
     SCRIPT_EXPORT,
@@ -264,6 +265,11 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             exports.append(node)
     rust = _RustPaths(table, uses, [*known, *nodes])
     scripts = ScriptExports(table, exports)
+    on_demand = {
+        n.path: n.properties[ON_DEMAND_IMPORTS].split("\n")
+        for n in nodes
+        if not n.qualname and n.properties.get(ON_DEMAND_IMPORTS)
+    }
     resolved = 0
     for node in nodes:
         guessed = False
@@ -274,11 +280,18 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             if node.path.endswith(".rs"):
                 candidates = rust.lookup(target[len(_PREFIX) :], node.path)
             else:
-                candidates = table.get(_of_package(node, target[len(_PREFIX) :]), set()) or (
-                    table.get(target[len(_PREFIX) :])
-                )
+                name = target[len(_PREFIX) :]
+                # Java: the file's package, then those it imports on demand, then the name.
+                candidates = table.get(_of_package(node, name))
+                if not candidates and node.path in on_demand:
+                    if name.startswith(GUESSED_KEYS):
+                        candidates = table.get(name)
+                    candidates = candidates or _imported_on_demand(
+                        node, name, on_demand[node.path], table
+                    )
+                candidates = candidates or table.get(name)
                 if not candidates and node.path.endswith(SCRIPT_SUFFIXES):
-                    candidates = scripts.follow(target[len(_PREFIX) :])
+                    candidates = scripts.follow(name)
             if candidates:
                 candidates = without_signatures(candidates, stubs)
             if candidates and len(candidates) == 1:
@@ -315,6 +328,25 @@ def _of_package(node: UKONode, name: str) -> str:
         return ""
     package = java_package(node)
     return java_package_symbol(package, name) if package else ""
+
+
+def _imported_on_demand(
+    node: UKONode, name: str, packages: list[str], table: dict[str, set[str]]
+) -> set[str] | None:
+    """What a Java file's name its package does not answer (``new ArrayList()``, ``class B
+    extends A``: the guess ``java:<package>.ArrayList`` or the plain ``A``) names in the
+    first of the packages it imports on demand (``import java.util.*;``) that answers it."""
+    package = java_package(node)
+    if package is None:
+        return None
+    own = java_package_symbol(package, "")
+    if name.startswith(own):
+        name = name[len(own) :]
+    elif "." in name or name.startswith(GUESSED_KEYS):
+        return None
+    return next(
+        (found for p in packages if (found := table.get(java_package_symbol(p, name)))), None
+    )
 
 
 def answers_beside_none(node: UKONode) -> bool:
