@@ -1043,6 +1043,50 @@ def test_a_rust_workspace_resolves_paths_into_its_other_crates_by_their_names(
     assert refreshed == _cold_edges(service, root, "ws", tmp_path / "cold2", monkeypatch)
 
 
+def test_a_rust_derive_macro_and_a_crate_brought_in_as_self_resolve_from_another_crate(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``use macros::Violation`` names the derive macro ``#[proc_macro_derive(Violation)]``
+    declares in crate ``macros`` (a node of its own, depending on the function that
+    implements it); ``use geo::{self as g, Point}`` brings crate ``geo``
+    itself as ``g``, so ``g::origin()`` is ``geo``'s. Renaming the derive and back, each
+    refresh gives a cold index's edges."""
+    root = tmp_path / "derive"
+    macros, geo, app = (root / "crates" / name / "src" for name in ("macros", "geo", "app"))
+    for folder in (macros, geo, app):
+        folder.mkdir(parents=True)
+    derive = macros / "lib.rs"
+    source = (
+        "use proc_macro::TokenStream;\n\n#[proc_macro_derive(Violation, attributes(v))]\n"
+        "pub fn derive_violation(input: TokenStream) -> TokenStream {\n    input\n}\n"
+    )
+    derive.write_text(source)
+    (geo / "lib.rs").write_text("pub struct Point;\n\npub fn origin() -> i32 {\n    0\n}\n")
+    (app / "main.rs").write_text(
+        "use geo::{self as g, Point};\nuse macros::Violation;\n\n"
+        "#[derive(Violation)]\nstruct Rule;\n\nfn main() {\n    g::origin();\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="derive")
+    base = "https://cleveragents.ai/r/R/crates/"
+    edges = _current_edges(service, "derive", RESOURCE_A)
+    assert {
+        f"{base}geo/src/lib.rs",
+        f"{base}geo/src/lib.rs#Point",
+        f"{base}macros/src/lib.rs#Violation",
+    } <= set(edges[f"{base}app/src/main.rs"][1])
+    assert edges[f"{base}macros/src/lib.rs#Violation"] == (
+        "Violation",
+        [f"{base}macros/src/lib.rs#derive_violation"],
+    )
+    assert edges[f"{base}app/src/main.rs#main"][1] == [f"{base}geo/src/lib.rs#origin"]
+    derive.write_text(source.replace("(Violation,", "(Breach,"))
+    _, refreshed = _refreshed_as_cold(service, root, "derive", tmp_path / "c1", monkeypatch)
+    assert "symbol:macros.Violation" in refreshed[f"{base}app/src/main.rs"][1]
+    derive.write_text(source)
+    _, refreshed = _refreshed_as_cold(service, root, "derive", tmp_path / "c2", monkeypatch)
+    assert refreshed == edges
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

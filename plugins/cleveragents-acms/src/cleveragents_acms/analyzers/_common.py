@@ -28,6 +28,7 @@ __all__ = [
     "ON_DEMAND_IMPORTS",
     "PACKAGE_GUESSES",
     "PROSE_LANGUAGES",
+    "RUST_CRATE",
     "RUST_MACRO",
     "RUST_USE",
     "SCRIPT_EXPORT",
@@ -274,6 +275,8 @@ ON_DEMAND_IMPORTS = "on_demand_imports"
 MACRO_KEY = "macro:"
 #: The UKO type of a Rust ``macro_rules!`` definition's node.
 RUST_MACRO = "uko-rs:Macro"
+#: The UKO type of a Rust crate's root module's node (``src/lib.rs``, ``src/main.rs``).
+RUST_CRATE = "uko-rs:Crate"
 #: The UKO type of a Rust ``use`` declaration's node.
 RUST_USE = "uko-rs:Use"
 #: A class's (a struct's, an interface's) base or embedded type.

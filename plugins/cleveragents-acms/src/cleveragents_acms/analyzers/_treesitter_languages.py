@@ -116,18 +116,22 @@ def _go_bindings(node: Node, src: bytes) -> list[tuple[str, str]]:
 def _rust_bindings(node: Node, src: bytes) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
 
+    def joined(prefix: str, path: str) -> str:
+        if path == "self" and prefix:  # ``use a::b::{self, …}`` brings ``b`` itself
+            return prefix
+        return f"{prefix}.{path}" if prefix else path
+
     def walk(tree: Node | None, prefix: str) -> None:
         if tree is None:
             return
         kind = tree.type
         if kind in ("scoped_identifier", "identifier", "crate", "self", "super"):
-            path = _text(tree, src).replace("::", ".")
-            full = f"{prefix}.{path}" if prefix else path
+            full = joined(prefix, _text(tree, src).replace("::", "."))
             out.append((full.rsplit(".", 1)[-1], full))
         elif kind == "use_as_clause":
             path = _text(tree.child_by_field_name("path"), src).replace("::", ".")
             alias = _text(tree.child_by_field_name("alias"), src)
-            full = f"{prefix}.{path}" if prefix else path
+            full = joined(prefix, path)
             out.append((alias or full.rsplit(".", 1)[-1], full))
         elif kind == "scoped_use_list":
             path = _text(tree.child_by_field_name("path"), src).replace("::", ".")

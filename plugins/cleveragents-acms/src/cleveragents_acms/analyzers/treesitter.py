@@ -46,6 +46,7 @@ from cleveragents_acms.analyzers._common import (
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
     PACKAGE_GUESSES,
+    RUST_CRATE,
     RUST_MACRO,
     SCRIPT_EXPORT,
     SYMBOL,
@@ -331,7 +332,7 @@ class _FileBuilder:
         last = len(self.lines) - (1 if self.lines and self.lines[-1] == "" else 0)
         module_type = self.spec.module_type
         if self.spec.name == "rust" and self.relative.rsplit("/", 1)[-1] in ("lib.rs", "main.rs"):
-            module_type = "uko-rs:Crate"
+            module_type = RUST_CRATE
         module = self.factory.make(
             module_type, self.relative, "", 1, max(1, last), None,
             properties={"kind": "module", "module": self.module_prefix},
@@ -726,6 +727,19 @@ class _FileBuilder:
         for uko, _, _ in self.bases:
             uko.edges = dedupe(uko.edges)
 
+    def derive_macro(self, function: UKONode, name: str, prefix: str, parent: UKONode) -> None:
+        """``#[proc_macro_derive(Violation)] fn derive_violation(…)``: the macro
+        ``Violation`` (what ``#[derive(Violation)]`` and ``use macros::Violation`` name) is
+        a node of its own, in the macro's crate's root, that depends on the function."""
+        signature = function.renderings.get(DEPTH_SIGNATURES, function.qualname)
+        self.factory.make(
+            RUST_MACRO, name, self.qualify(prefix, name), function.start_line,
+            function.end_line, parent,
+            renderings={DEPTH_NAME: name, DEPTH_SIGNATURES: signature},
+            properties={"kind": "derive macro", "signature": f"#[derive({name})]"},
+            edges=[(DEPENDS_ON, function.uri)],
+        )  # fmt: skip
+
     def enclosing_member(self, uko: UKONode, name: str) -> str | None:
         """A Java or TypeScript type named in the heading of one nested in others
         (``class Inner extends Base``, both in ``Outer``, or in a namespace): the
@@ -847,6 +861,9 @@ class _FileBuilder:
             DEPTH_OUTLINE: full if uko.end_line - uko.start_line < _SHORT else stub,
             DEPTH_FULL: full,
         }
+        derived = _PROC_MACRO_DERIVE.search("\n".join(head)) if self.spec.name == "rust" else None
+        if derived:
+            self.derive_macro(uko, derived.group(1), prefix, parent)
         member = _Member(uko, "\n".join([*head, shown]), stub)
         if go_receiver:
             self.go_methods.setdefault(go_receiver, []).append(member)
@@ -1647,6 +1664,8 @@ def _dotted(text: str, separator: str = "::") -> str:
 
 #: JSX elements, whose names are the components they render.
 _JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
+#: A Rust procedural macro deriving a trait: ``#[proc_macro_derive(Name, …)]``.
+_PROC_MACRO_DERIVE = re.compile(r"#\[\s*proc_macro_derive\s*\(\s*([A-Za-z_]\w*)")
 #: A Rust path from the crate's root or the file's module, not a variable's member.
 _RUST_MODULE_PATHS = ("crate::", "self::", "super::")
 #: The tokens a Rust path is made of, in a macro's token tree.
@@ -1785,7 +1804,8 @@ class TreeSitterAnalyzer:
     #: without an import is looked for in its package first; a name used in a nested
     #: Java or TypeScript declaration reaches the members of those enclosing it; a
     #: vendored Go package and one of Go's own ``src`` are named by their import paths;
-    #: Java's imports on demand; ``new Helper()`` in a subclass guesses the package's too.
+    #: Java's imports on demand; ``new Helper()`` in a subclass guesses the package's too;
+    #: Rust's derive macros as nodes, and ``use a::{self as b}``.
     revision = 10
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""

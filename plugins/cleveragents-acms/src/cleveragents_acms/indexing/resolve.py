@@ -23,6 +23,7 @@ from cleveragents_acms.analyzers._common import (
     MACRO_KEY,
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
+    RUST_CRATE,
     RUST_MACRO,
     RUST_USE,
     SCRIPT_EXPORT,
@@ -38,6 +39,7 @@ from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
 
 __all__ = [
     "GUESSED_KEYS",
+    "RUST_CRATE",
     "RUST_HOPS",
     "RUST_USE",
     "SCRIPT_EXPORT",
@@ -46,6 +48,7 @@ __all__ = [
     "SYMBOL",
     "ScriptExports",
     "answers_beside_none",
+    "crate_module_files",
     "default_export_files",
     "is_overload_set",
     "is_script",
@@ -242,6 +245,27 @@ def rust_module_files(dotted: str, caller: str) -> list[str]:
         else:
             base = dotted.replace(".", "/")
     return [f"{base}.rs", f"{base}/mod.rs"]
+
+
+def crate_module_files(dotted: Iterable[str], roots: Iterable[str]) -> set[str]:
+    """The files the Rust paths ``dotted`` that start with the name of a crate of the
+    tree can be modules of (``geo.shapes.Point`` -> ``crates/geo/src/shapes.rs`` …, and
+    ``geo`` -> its ``lib.rs``), from the paths of the crates' roots ``roots``."""
+    crates: dict[str, str] = {}
+    for root in roots:
+        crate = rust_crate(root)
+        name = rust_crate_name(crate) if crate is not None else None
+        if name is not None:
+            crates.setdefault(name, root)
+    files: set[str] = set()
+    for path in dotted:
+        head, _, rest = path.partition(".")
+        if head in crates:
+            files.update(rust_module_files(f"crate.{rest}" if rest else "crate", crates[head]))
+            parts = rest.split(".")
+            for i in range(1, len(parts)):  # the modules on the way
+                files.update(rust_module_files(".".join(["crate", *parts[:i]]), crates[head]))
+    return files
 
 
 def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> int:

@@ -52,9 +52,11 @@ from cleveragents_acms.indexing.go_interfaces import (
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
+    RUST_CRATE,
     RUST_USE,
     SCRIPT_EXPORT,
     SYMBOL,
+    crate_module_files,
     default_export_files,
     resolve_edges,
     rust_use_names,
@@ -210,6 +212,9 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     if any(n.path.endswith(".rs") for n in new):
         uses = nodes.nodes_of_type(resource_id, RUST_USE)
         found += [*uses, *nodes.nodes_named([resource_id], rust_use_names(uses))]
+        # Paths into another crate of the tree by its name reach its modules.
+        roots = [n.path for n in nodes.nodes_of_type(resource_id, RUST_CRATE)]
+        found += nodes.modules_at([resource_id], crate_module_files(targets, roots))
     if any(n.uko_type.startswith("uko-ts:") for n in new):
         exports = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
         if exports:
