@@ -298,23 +298,22 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     for node in nodes:
         guessed = False
         overloads: list[tuple[str, str]] = []
+        in_rust, in_script = node.path.endswith(".rs"), node.path.endswith(SCRIPT_SUFFIXES)
+        package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
                 continue
-            if node.path.endswith(".rs"):
-                candidates = rust.lookup(target[len(_PREFIX) :], node.path)
+            name = target[len(_PREFIX) :]
+            if in_rust:
+                candidates = rust.lookup(name, node.path)
             else:
-                name = target[len(_PREFIX) :]
-                # Java: the file's package, then those it imports on demand, then the name.
-                candidates = table.get(_of_package(node, name))
-                if not candidates and node.path in on_demand:
-                    if name.startswith(GUESSED_KEYS):
-                        candidates = table.get(name)
-                    candidates = candidates or _imported_on_demand(
-                        node, name, on_demand[node.path], table
+                candidates = None
+                if package is not None:
+                    candidates = _in_java_packages(
+                        name, package, on_demand.get(node.path, ()), table
                     )
                 candidates = candidates or table.get(name)
-                if not candidates and node.path.endswith(SCRIPT_SUFFIXES):
+                if not candidates and in_script:
                     candidates = scripts.follow(name)
             if candidates:
                 candidates = without_signatures(candidates, stubs)
@@ -345,31 +344,23 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     return resolved
 
 
-def _of_package(node: UKONode, name: str) -> str:
-    """What a Java file's plain name (``class B extends A``, no import of ``A``) names in
-    its own package (``java:com.x.A``), where the compiler looks first; "" otherwise."""
-    if "." in name or not node.path.endswith(".java"):
-        return ""
-    package = java_package(node)
-    return java_package_symbol(package, name) if package else ""
-
-
-def _imported_on_demand(
-    node: UKONode, name: str, packages: list[str], table: dict[str, set[str]]
+def _in_java_packages(
+    name: str, package: str, on_demand: Iterable[str], table: dict[str, set[str]]
 ) -> set[str] | None:
-    """What a Java file's name its package does not answer (``new ArrayList()``, ``class B
-    extends A``: the guess ``java:<package>.ArrayList`` or the plain ``A``) names in the
-    first of the packages it imports on demand (``import java.util.*;``) that answers it."""
-    package = java_package(node)
-    if package is None:
-        return None
+    """What a Java file's name no import gives names, as the compiler looks: a plain name
+    (``class B extends A``) in the file's package (``java:com.x.A``), a guess of it
+    (``java:com.x.Helper.run``) as it is; then either in the packages the file imports on
+    demand (``import java.util.*;``), in order. None when it is neither (the indexer
+    then looks the name up alone)."""
     own = java_package_symbol(package, "")
-    if name.startswith(own):
-        name = name[len(own) :]
-    elif "." in name or name.startswith(GUESSED_KEYS):
+    if "." not in name:
+        rest, found = name, table.get(own + name)
+    elif name.startswith(own):
+        rest, found = name[len(own) :], table.get(name)
+    else:
         return None
-    return next(
-        (found for p in packages if (found := table.get(java_package_symbol(p, name)))), None
+    return found or next(
+        (hit for p in on_demand if (hit := table.get(java_package_symbol(p, rest)))), None
     )
 
 
