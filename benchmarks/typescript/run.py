@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/typescript/run.py [--cache DIR] [--json]
 
 Two source distributions from PyPI that no one here wrote, fetched once through PyPI's
-JSON API as the Rust benchmark fetches its trees (``benchmarks/rust/run.py``), into the
+JSON API as every benchmark of trees does (``benchmarks/sdist_trees.py``), into the
 cache folder (default ~/.cache/cleveragents-bench/typescript):
 
 * bokeh 3.10.2: bokehjs as 782 ``.d.ts`` declaration files (``export declare class``),
@@ -28,27 +28,23 @@ For each tree it measures, in one run:
 from __future__ import annotations
 
 import functools
-import importlib.util
-import os
+import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sdist_trees import (
+    RESOURCE_ID,
+    arguments,
+    measure_trees,
+    parsed_on_every_core,
+    report,
+)
+
 SDISTS = (("bokeh", "3.10.2"), ("jupyterlab", "4.6.6"))
-RESOURCE_ID = "01JBENCH000000000000000000"
 _TYPESCRIPT = (".ts", ".tsx", ".mts", ".cts")
 _JAVASCRIPT = (".js", ".jsx", ".mjs", ".cjs")
-
-
-def _rust_benchmark() -> Any:
-    """The Rust benchmark's module: its ``fetch`` and ``cold_index`` serve here too."""
-    path = Path(__file__).resolve().parents[1] / "rust" / "run.py"
-    spec = importlib.util.spec_from_file_location("rust_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _scripts(root: Path) -> list[Path]:
@@ -85,10 +81,7 @@ def _parse(path: str) -> None:
 
 def parse_only_seconds(files: list[Path]) -> float:
     """The peer: every script file read and parsed on every core, nothing kept."""
-    start = time.perf_counter()
-    with ProcessPoolExecutor(os.cpu_count() or 1) as pool:
-        list(pool.map(_parse, [str(f) for f in files], chunksize=32))
-    return time.perf_counter() - start
+    return parsed_on_every_core(_parse, files)
 
 
 def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
@@ -150,15 +143,14 @@ def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
 
 
 def main() -> None:
-    rust = _rust_benchmark()
-    args = rust.arguments(__doc__)
-    results = rust.measure_trees(
+    args = arguments(__doc__)
+    results = measure_trees(
         SDISTS,
         args.cache / "typescript",
         lambda tree: parse_only_seconds(_scripts(tree)),
         lambda tree: resolution(tree, _scripts(tree)),
     )
-    rust.report(results, args.json, _line)
+    report(results, args.json, _line)
 
 
 def _line(cold: dict[str, Any], names: dict[str, Any]) -> str:
