@@ -71,6 +71,31 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert f"nodes 0 new, 0 revised, 0 retired, {nodes} unchanged" in forced
 
 
+def test_index_status_names_the_files_with_problems(tmp_path: Path, repo: Path) -> None:
+    """A file with a syntax error is indexed as far as it goes; the run's summary points
+    to ``index status``, which names it with its error (``--json``: ``file_problems``),
+    and a Python file in the encoding its coding line declares is no problem. Fixed,
+    the problem is gone."""
+    broken = repo / "shop" / "broken.py"
+    broken.write_text("def ok():\n    return 1\n\ndef broken(:\n    pass\n")
+    (repo / "shop" / "legacy.py").write_bytes(b"# -*- coding: latin-1 -*-\nGREETING = 'caf\xe9'\n")
+    home = tmp_path / "home"
+    out = _run(home, "index", str(repo), "--project", "shop").stdout
+    assert "1 file problem(s), e.g. shop/broken.py" in out
+    assert "(all of them: `cleveragents index status`)" in out
+    table = _run(home, "index", "status").stdout
+    assert "Files with problems in shop" in table and "shop/broken.py: " in table
+    assert "SyntaxError" in table and "legacy.py" not in table
+    status = json.loads(_run(home, "index", "status", "--json").stdout)
+    assert list(status[0]["file_problems"]) == ["shop/broken.py"]
+    found = _run(home, "index", "search", "café", "--project", "shop").stdout
+    assert "legacy.py" in found
+    broken.write_text("def ok():\n    return 1\n")
+    _run(home, "index", str(repo), "--project", "shop")
+    status = json.loads(_run(home, "index", "status", "--json").stdout)
+    assert status[0]["file_problems"] == {} and status[0]["error_count"] == 0
+
+
 def test_files_left_out_by_the_total_size_limit_are_named(tmp_path: Path, repo: Path) -> None:
     """A run that hits ``context.file.max-total-size`` says how many files it left out."""
     home = tmp_path / "home"

@@ -11,9 +11,11 @@ or looping, unreadable entries. It never raises for a bad entry.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import re
 import stat as stat_module
+import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ __all__ = [
     "Skipped",
     "SourceFile",
     "choose_analyzer",
+    "decode_text",
     "discover",
     "is_binary",
     "language_of",
@@ -179,25 +182,46 @@ def sniff(relative: str, head: bytes) -> str | None:
 
 
 def read_text(path: Path) -> tuple[str, list[str]]:
-    """The text of ``path`` and the problems met reading it.
-
-    Invalid UTF-8 is replaced (U+FFFD) and reported; a byte-order mark is
-    dropped; an unreadable file gives ``""`` and an error, never an exception.
-    """
+    """The text of ``path`` and the problems met reading it (see :func:`decode_text`);
+    an unreadable file gives ``""`` and an error, never an exception."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         return "", [f"{path}: cannot read: {exc.strerror or exc}"]
+    text, errors = decode_text(path.name, data)
+    return text, [f"{path}: {error}" for error in errors]
+
+
+def decode_text(relative: str, data: bytes) -> tuple[str, list[str]]:
+    """The text of a file's bytes and the problems met decoding them: UTF-8, a
+    byte-order mark dropped; a Python file that declares its encoding (PEP 263, ``# -*-
+    coding: latin-1 -*-`` in its first two lines) in that one; else invalid UTF-8
+    replaced (U+FFFD) and reported."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        return text, [
-            f"{path}: invalid UTF-8 at byte {exc.start} ({exc.reason}); "
-            "undecodable bytes were replaced"
+        declared = _declared_encoding(relative, data)
+        if declared is not None:
+            try:
+                return data.decode(declared), []
+            except (UnicodeDecodeError, LookupError):
+                pass
+        return data.decode("utf-8", errors="replace"), [
+            f"invalid UTF-8 at byte {exc.start} ({exc.reason}); undecodable bytes replaced"
         ]
+
+
+def _declared_encoding(relative: str, data: bytes) -> str | None:
+    """The encoding a Python file's coding line declares, when not UTF-8."""
+    if not relative.endswith((".py", ".pyi", ".pyw")):
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # an unknown encoding, or a BOM beside another declaration
+        return None
+    return None if encoding in ("utf-8", "utf-8-sig") else encoding
 
 
 def choose_analyzer(analyzers: Iterable[Any], path: Path, head: bytes) -> Any | None:

@@ -88,7 +88,7 @@ def summary(resource: Any, result: Any) -> str:
         if run.errors:
             parts.append(
                 f"  {len(run.errors)} file problem(s), e.g. {run.errors[0][0]}: "
-                f"{run.errors[0][1]} (see `cleveragents index status --json`)"
+                f"{run.errors[0][1]} (all of them: `cleveragents index status`)"
             )
     return "\n".join(parts)
 
@@ -217,10 +217,17 @@ def status(app: App, project: str | None, as_json: bool) -> None:
     indexes = service.list_indexes(project)
     vectors = {m.project_name: _vector_summary(app, m.project_name) for m in indexes}
     graphs = {m.index_id: _graph_state(app, m.project_name, m.resource_id) for m in indexes}
+    problems = {m.index_id: service.file_problems(m.index_id) if m.error_count else {}
+                for m in indexes}  # fmt: skip
     if as_json:
         emit_json(
             [
-                {**m.to_dict(), "vectors": vectors[m.project_name], "graph": graphs[m.index_id]}
+                {
+                    **m.to_dict(),
+                    "vectors": vectors[m.project_name],
+                    "graph": graphs[m.index_id],
+                    "file_problems": problems[m.index_id],
+                }
                 for m in indexes
             ]
         )
@@ -253,6 +260,20 @@ def status(app: App, project: str | None, as_json: bool) -> None:
         "indexed at",
     ]
     emit_table(rows, columns, empty="No indexes yet: run `cleveragents index PATH`.")
+    for m in indexes:
+        found = problems[m.index_id]
+        if found:
+            click.echo(f"\nFiles with problems in {m.project_name} ({m.root_path}):")
+            for path, errors in list(found.items())[:_PROBLEMS_SHOWN]:
+                click.echo(f"  {path}: {'; '.join(errors)}")
+            if len(found) > _PROBLEMS_SHOWN:
+                click.echo(
+                    f"  ... {len(found) - _PROBLEMS_SHOWN} more (all in --json: file_problems)"
+                )
+
+
+#: The files with problems ``index status`` lists per index (``--json`` lists them all).
+_PROBLEMS_SHOWN = 10
 
 
 @index.command("compact")

@@ -32,6 +32,7 @@ from cleveragents.models.uko import AnalysisResult
 from cleveragents.registry import import_reference
 from cleveragents_acms.analyzers._common import forget_go_modules, language_of
 from cleveragents_acms.analyzers._python_support import forget_packages
+from cleveragents_acms.analyzers.files import decode_text
 from cleveragents_acms.indexing.store import node_blobs
 
 __all__ = [
@@ -265,12 +266,7 @@ def analyze_one(
             None,
             AnalysisResult(errors=["no analyzer supports this file"]),
         )
-    errors: list[str] = []
-    try:
-        content = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        content = data.decode("utf-8", errors="replace")
-        errors.append(f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced")
+    content, errors = decode_text(relative, data)
     try:
         result = analyzer.analyze(path, content, resource_id=resource_id, relative_path=relative)
     except Exception as exc:

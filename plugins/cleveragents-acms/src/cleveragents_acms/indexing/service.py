@@ -418,6 +418,18 @@ class RepoIndexingService:
             row = conn.execute(query.order_by(repo_indexes.c.indexed_at.desc())).mappings().first()
         return _metadata(row) if row else None
 
+    def file_problems(self, index_id: str) -> dict[str, list[str]]:
+        """The files of an index whose last analysis met problems (a syntax error,
+        invalid UTF-8, an unreadable file), each with its problems: what a run's summary
+        counts."""
+        query = (
+            select(indexed_files.c.path, indexed_files.c.errors)
+            .where(indexed_files.c.index_id == index_id, indexed_files.c.errors.is_not(None))
+            .order_by(indexed_files.c.path)
+        )
+        with self.database.engine.connect() as conn:
+            return {row.path: row.errors.splitlines() for row in conn.execute(query)}
+
     def list_indexes(self, project: str | None = None) -> list[IndexMetadata]:
         query = select(repo_indexes).order_by(repo_indexes.c.project_name, repo_indexes.c.root_path)
         if project:
