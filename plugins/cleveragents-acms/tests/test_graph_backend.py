@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -729,12 +728,9 @@ def test_bulk_load_sanity(backend: OxigraphGraphBackend) -> None:
         )
         for i in range(3_000)
     ]
-    started = time.perf_counter()
     written = backend.add_nodes(nodes, valid_from=T1)
-    elapsed = time.perf_counter() - started
     assert written > backend._bulk_threshold
     assert backend.count() == written
-    assert elapsed < 60
     rows = backend.select(
         "SELECT (COUNT(?f) AS ?n) WHERE { ?f a uko-py:Function }", scope=frozenset({RES_A})
     )

@@ -947,12 +947,10 @@ def test_tokenizers_work_offline_without_importing_the_vocabulary_files() -> Non
     assert done.stdout.split() == ["2", "1", "False"]
 
 
-def test_counting_is_fast() -> None:
-    """About 46k tokens of source count in well under 100 ms."""
-    text = Path(cleveragents.config.__file__).read_text(encoding="utf-8") * 9
-    CL100K.count(text)
-    started = time.perf_counter()
-    tokens = CL100K.count(text)
-    elapsed = time.perf_counter() - started
+def test_a_long_text_counts_as_its_parts_do() -> None:
+    """About 46k tokens of source count as the sum of the same text's nine copies split
+    at a line break (how fast: ``benchmarks/pipeline``)."""
+    part = Path(cleveragents.config.__file__).read_text(encoding="utf-8")
+    tokens = CL100K.count(part * 9)
     assert tokens > 40_000
-    assert elapsed < 0.1, f"{tokens} tokens in {elapsed * 1000:.1f} ms"
+    assert abs(tokens - 9 * CL100K.count(part)) <= 9  # only the seams may merge

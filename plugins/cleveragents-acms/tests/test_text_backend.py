@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -329,7 +328,8 @@ def test_an_index_of_another_schema_is_refused(tmp_path: Path) -> None:
 
 
 def test_bulk_load_sanity(backend: TantivyTextBackend) -> None:
-    """Thousands of nodes load in one batch and queries stay fast."""
+    """Thousands of nodes load in one batch and a scoped query finds its own (how fast:
+    the indexing benchmark's text query latency)."""
     body = "\n".join(f"    value_{k} = compute_{k}(item)" for k in range(20))
     nodes = [
         node(
@@ -344,12 +344,9 @@ def test_bulk_load_sanity(backend: TantivyTextBackend) -> None:
     assert backend.add_nodes(nodes) == 5_000
     backend.commit()
     assert backend.count() == 5_000
-    started = time.perf_counter()
-    for _ in range(20):
-        results = backend.search("process item handler", scope=SCOPE_A, max_results=10)
-    elapsed = (time.perf_counter() - started) / 20
+    results = backend.search("process item handler", scope=SCOPE_A, max_results=10)
     assert len(results) == 10
-    assert elapsed < 0.5
+    assert {r.metadata["resource_id"] for r in results} == {RES_A}  # the scope holds
 
 
 def test_a_second_writer_is_a_clear_error(tmp_path: Path) -> None:
