@@ -9,6 +9,7 @@ module holds the fetching, the peer's pool, the cold index and the report.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -50,6 +51,21 @@ def fetch(cache: Path, name: str, version: str) -> Path:
         (cache / top).rename(tree)
     (tree / ".complete").write_text(version)
     return tree
+
+
+@functools.cache
+def _parser(grammar: str) -> Any:
+    import tree_sitter
+
+    from cleveragents_acms.analyzers.treesitter import grammar as load
+
+    return tree_sitter.Parser(load(grammar))
+
+
+def parse_file(grammar: str, path: str) -> None:
+    """The peers' work on one file: read it and parse it with a tree-sitter ``grammar``
+    (``rust``, ``java``, ``typescript`` …), nothing kept."""
+    _parser(grammar).parse(Path(path).read_bytes())
 
 
 def parsed_on_every_core(parse: Callable[[str], None], files: Iterable[Path]) -> float:

@@ -39,6 +39,7 @@ from sdist_trees import (
     RESOURCE_ID,
     arguments,
     measure_trees,
+    parse_file,
     parsed_on_every_core,
     report,
 )
@@ -47,22 +48,9 @@ SDISTS = (("jpype1", "1.7.1"),)
 _BASES = ("uko-oo:inheritsFrom", "uko-oo:implements")
 
 
-@functools.cache
-def _java_parser() -> Any:
-    import tree_sitter
-
-    from cleveragents_acms.analyzers.treesitter import grammar
-
-    return tree_sitter.Parser(grammar("java"))
-
-
-def _parse(path: str) -> None:
-    _java_parser().parse(Path(path).read_bytes())
-
-
 def parse_only_seconds(root: Path) -> float:
     """The peer: every ``.java`` file read and parsed on every core, nothing kept."""
-    return parsed_on_every_core(_parse, sorted(root.rglob("*.java")))
+    return parsed_on_every_core(functools.partial(parse_file, "java"), sorted(root.rglob("*.java")))
 
 
 def resolution(root: Path) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from sdist_trees import (
     RESOURCE_ID,
     arguments,
     measure_trees,
+    parse_file,
     parsed_on_every_core,
     report,
 )
@@ -46,22 +47,9 @@ from sdist_trees import (
 SDISTS = (("orjson", "3.13.0"), ("ruff", "0.17.6"))
 
 
-@functools.cache
-def _rust_parser() -> Any:
-    import tree_sitter
-
-    from cleveragents_acms.analyzers.treesitter import grammar
-
-    return tree_sitter.Parser(grammar("rust"))
-
-
-def _parse(path: str) -> None:
-    _rust_parser().parse(Path(path).read_bytes())
-
-
 def parse_only_seconds(root: Path) -> float:
     """The peer: every ``.rs`` file read and parsed on every core, nothing kept."""
-    return parsed_on_every_core(_parse, sorted(root.rglob("*.rs")))
+    return parsed_on_every_core(functools.partial(parse_file, "rust"), sorted(root.rglob("*.rs")))
 
 
 def resolution(root: Path) -> dict[str, Any]:

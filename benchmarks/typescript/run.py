@@ -27,7 +27,6 @@ For each tree it measures, in one run:
 
 from __future__ import annotations
 
-import functools
 import sys
 import time
 from pathlib import Path
@@ -38,6 +37,7 @@ from sdist_trees import (
     RESOURCE_ID,
     arguments,
     measure_trees,
+    parse_file,
     parsed_on_every_core,
     report,
 )
@@ -55,19 +55,6 @@ def _scripts(root: Path) -> list[Path]:
     return [Path(f.path) for f in found.files if f.relative.endswith(_TYPESCRIPT + _JAVASCRIPT)]
 
 
-@functools.cache
-def _parsers() -> dict[str, Any]:
-    import tree_sitter
-
-    from cleveragents_acms.analyzers.treesitter import grammar
-
-    return {
-        "typescript": tree_sitter.Parser(grammar("typescript")),
-        "tsx": tree_sitter.Parser(grammar("tsx")),
-        "javascript": tree_sitter.Parser(grammar("javascript")),
-    }
-
-
 def _parse(path: str) -> None:
     kind = (
         "tsx"
@@ -76,7 +63,7 @@ def _parse(path: str) -> None:
         if path.endswith(_TYPESCRIPT)
         else "javascript"
     )
-    _parsers()[kind].parse(Path(path).read_bytes())
+    parse_file(kind, path)
 
 
 def parse_only_seconds(files: list[Path]) -> float:
