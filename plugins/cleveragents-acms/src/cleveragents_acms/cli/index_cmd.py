@@ -204,6 +204,10 @@ def build(
     )
 
 
+#: The files with problems ``index status`` lists per index (``--json`` lists them all).
+_PROBLEMS_SHOWN = 10
+
+
 @index.command("status")
 @click.option("--project", "project", default=None, help="Only this project's indexes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
@@ -217,8 +221,9 @@ def status(app: App, project: str | None, as_json: bool) -> None:
     indexes = service.list_indexes(project)
     vectors = {m.project_name: _vector_summary(app, m.project_name) for m in indexes}
     graphs = {m.index_id: _graph_state(app, m.project_name, m.resource_id) for m in indexes}
-    problems = {m.index_id: service.file_problems(m.index_id) if m.error_count else {}
-                for m in indexes}  # fmt: skip
+    problems = {
+        m.index_id: service.file_problems(m.index_id) if m.error_count else {} for m in indexes
+    }
     if as_json:
         emit_json(
             [
@@ -270,10 +275,6 @@ def status(app: App, project: str | None, as_json: bool) -> None:
                 click.echo(
                     f"  ... {len(found) - _PROBLEMS_SHOWN} more (all in --json: file_problems)"
                 )
-
-
-#: The files with problems ``index status`` lists per index (``--json`` lists them all).
-_PROBLEMS_SHOWN = 10
 
 
 @index.command("compact")
