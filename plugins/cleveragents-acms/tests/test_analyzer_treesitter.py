@@ -1226,6 +1226,63 @@ def test_rust_paths_from_the_crate_root_are_resolved() -> None:
     ]
 
 
+def test_rust_bitflags_declare_their_structs_and_flags() -> None:
+    """``bitflags! { pub struct Modules: u32 { const … } }`` declares the struct and its
+    flags as if written out (doc, attributes, renderings), so ``Modules::DATETIME`` in
+    another file resolves; the module lists the struct as the source reads."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    flags = nodes_of(
+        RustAnalyzer(),
+        "src/flags.rs",
+        """\
+        bitflags! {
+            /// Modules a file imports.
+            #[derive(Debug, Copy, Clone)]
+            pub struct Modules: u32 {
+                const COLLECTIONS = 1 << 0;
+                /// Dates.
+                const DATETIME = 1 << 1;
+            }
+
+            pub(crate) struct Small: u8 {
+                const X = 1;
+            }
+        }
+        """,
+    )
+    modules = flags["Modules"]
+    assert (modules.uko_type, modules.start_line, modules.end_line) == ("uko-rs:Struct", 2, 8)
+    assert modules.properties["signature"] == "pub struct Modules: u32"
+    assert modules.properties["docstring"] == "Modules a file imports."
+    assert modules.properties["decorators"] == "#[derive(Debug, Copy, Clone)]"
+    assert modules.renderings[2] == "pub struct Modules: u32: COLLECTIONS, DATETIME"
+    datetime = flags["Modules.DATETIME"]
+    assert (datetime.uko_type, datetime.parent, datetime.start_line) == (
+        "uko-rs:Constant",
+        modules.uri,
+        7,
+    )
+    assert datetime.properties["docstring"] == "Dates."
+    assert datetime.renderings[4] == "/// Dates.\nconst DATETIME = 1 << 1"
+    assert flags["Small.X"].properties["signature"] == "const X = 1"
+    assert "bitflags! { pub(crate) struct Small: u8 { ... } }" in flags[""].renderings[6]
+    user = nodes_of(
+        RustAnalyzer(),
+        "src/lib.rs",
+        """\
+        mod flags;
+        use crate::flags::Modules;
+
+        pub fn dates() -> u32 {
+            Modules::bits(Modules::DATETIME)
+        }
+        """,
+    )
+    resolve_edges(user.values(), flags.values())
+    assert ("uko:dependsOn", uri("src/flags.rs", "Modules")) in user[""].edges
+
+
 def test_rust_paths_through_globs_follow_each_path_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1087,6 +1087,56 @@ def test_a_rust_derive_macro_and_a_crate_brought_in_as_self_resolve_from_another
     assert refreshed == edges
 
 
+def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_another_crate(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``use fmt::{format_args, write, Text}``: a ``#[macro_export]`` macro defined in
+    ``fmt``'s ``macros.rs`` is at its crate's root, where the crate's ``fn write`` wins
+    over the macro ``write`` (another namespace); ``Text::new()`` reaches the method of
+    the ``Text`` that ``fmt``'s glob brings in. ``use macros::message_formats`` names the
+    attribute macro, not the private module of that name (a proc-macro crate exports
+    only its macros). Taking the glob out and back, each refresh gives a cold index's."""
+    root = tmp_path / "macros"
+    macros, fmt, app = (root / "crates" / name / "src" for name in ("macros", "fmt", "app"))
+    for folder in (macros, fmt, app):
+        folder.mkdir(parents=True)
+    (macros / "lib.rs").write_text(
+        "use proc_macro::TokenStream;\n\nmod message_formats;\n\n#[proc_macro_attribute]\n"
+        "pub fn message_formats(a: TokenStream, b: TokenStream) -> TokenStream {\n    b\n}\n"
+    )
+    (macros / "message_formats.rs").write_text("pub(crate) fn expand() {}\n")
+    lib = fmt / "lib.rs"
+    source = "mod macros;\npub mod builders;\npub use builders::*;\n\npub fn write() {}\n"
+    lib.write_text(source)
+    (fmt / "macros.rs").write_text(
+        "#[macro_export]\nmacro_rules! format_args {\n    ($x:expr) => { $x };\n}\n\n"
+        "#[macro_export]\nmacro_rules! write {\n    ($x:expr) => { $x };\n}\n"
+    )
+    (fmt / "builders.rs").write_text(
+        "pub struct Text;\n\nimpl Text {\n    pub fn new() -> Text {\n        Text\n    }\n}\n"
+    )
+    (app / "main.rs").write_text(
+        "use fmt::{format_args, write, Text};\nuse macros::message_formats;\n\n"
+        "fn main() {\n    let t = Text::new();\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="macros")
+    base = "https://cleveragents.ai/r/R/crates/"
+    edges = _current_edges(service, "macros", RESOURCE_A)
+    assert {
+        f"{base}fmt/src/macros.rs#format_args",
+        f"{base}fmt/src/lib.rs#write",
+        f"{base}fmt/src/builders.rs#Text",
+        f"{base}macros/src/lib.rs#message_formats",
+    } <= set(edges[f"{base}app/src/main.rs"][1])
+    assert edges[f"{base}app/src/main.rs#main"][1] == [f"{base}fmt/src/builders.rs#Text.new"]
+    lib.write_text(source.replace("pub use builders::*;\n", ""))
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c1", monkeypatch)
+    assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:fmt.Text.new"]
+    lib.write_text(source)
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c2", monkeypatch)
+    assert refreshed == edges
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,10 +23,12 @@ __all__ = [
     "IMPLEMENTS",
     "INHERITS_FROM",
     "JAVA_KEY",
+    "MACRO_EXPORT",
     "MACRO_KEY",
     "MODULE_EXPORT",
     "ON_DEMAND_IMPORTS",
     "PACKAGE_GUESSES",
+    "PROC_MACRO",
     "PROSE_LANGUAGES",
     "RUST_CRATE",
     "RUST_MACRO",
@@ -275,6 +277,13 @@ ON_DEMAND_IMPORTS = "on_demand_imports"
 MACRO_KEY = "macro:"
 #: The UKO type of a Rust ``macro_rules!`` definition's node.
 RUST_MACRO = "uko-rs:Macro"
+#: The property of a ``#[macro_export] macro_rules!`` node: the macro is also at its
+#: crate's root (``crate::square``, ``other_crate::square``), whatever module defines it.
+MACRO_EXPORT = "macro_export"
+#: The property of a Rust procedural macro's function: its kind (``derive``,
+#: ``attribute``, ``function-like``). A crate with one is a proc-macro crate, of which
+#: other crates see only the macros.
+PROC_MACRO = "proc_macro"
 #: The UKO type of a Rust crate's root module's node (``src/lib.rs``, ``src/main.rs``).
 RUST_CRATE = "uko-rs:Crate"
 #: The UKO type of a Rust ``use`` declaration's node.

@@ -42,10 +42,12 @@ from cleveragents_acms.analyzers._common import (
     GUESSED_TARGETS,
     IMPLEMENTS,
     INHERITS_FROM,
+    MACRO_EXPORT,
     MACRO_KEY,
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
     PACKAGE_GUESSES,
+    PROC_MACRO,
     RUST_CRATE,
     RUST_MACRO,
     SCRIPT_EXPORT,
@@ -533,6 +535,11 @@ class _FileBuilder:
         if spec.name == "rust" and kind == "mod_item" and node.child_by_field_name("body") is None:
             self.rust_mod(node, parent)
             return []
+        if spec.name == "rust" and kind == "macro_invocation":
+            macro = node.child_by_field_name("macro")
+            if macro is not None and self.text(macro).rsplit("::", 1)[-1] == "bitflags":
+                return self.bitflags(node, parent, prefix)
+            return []
         declaration = spec.declarations.get(kind)
         if declaration is None:
             return []
@@ -561,7 +568,12 @@ class _FileBuilder:
             body = node.child_by_field_name("body") if declaration.body else None
             return [self.callable(node, outer, body, parent, prefix, declaration, doc, name,
                                   decorators)]  # fmt: skip
-        return [self.leaf(node, outer, parent, prefix, declaration, doc, name)]
+        leaf = self.leaf(node, outer, parent, prefix, declaration, doc, name)
+        if kind == "macro_definition" and any(
+            "macro_export" in self.text(d) for d in decorators
+        ):  # ``#[macro_export] macro_rules! m``: ``crate::m`` wherever it is defined
+            leaf.node.properties[MACRO_EXPORT] = "true"
+        return [leaf]
 
     def mark_overloads(self) -> None:
         """TypeScript: a signature beside an implementation of the same name in the same
@@ -625,8 +637,9 @@ class _FileBuilder:
         parent: UKONode,
         doc: str,
         signature: str,
+        rows: tuple[int, int] | None = None,
     ) -> UKONode:
-        start, end = self.rows(outer)
+        start, end = rows or self.rows(outer)
         properties = {"kind": declaration.kind, "signature": signature,
                       "fqname": f"{self.module_prefix}.{qualname}"}  # fmt: skip
         if doc:
@@ -736,9 +749,84 @@ class _FileBuilder:
             RUST_MACRO, name, self.qualify(prefix, name), function.start_line,
             function.end_line, parent,
             renderings={DEPTH_NAME: name, DEPTH_SIGNATURES: signature},
-            properties={"kind": "derive macro", "signature": f"#[derive({name})]"},
+            properties={
+                "kind": "derive macro",
+                "signature": f"#[derive({name})]",
+                PROC_MACRO: "derive",
+            },
             edges=[(DEPENDS_ON, function.uri)],
         )  # fmt: skip
+
+    def bitflags(self, invocation: Node, parent: UKONode, prefix: str) -> list[_Member]:
+        """``bitflags! { pub struct Modules: u32 { const TYPING = 1 << 0; … } }``: the
+        structs and flags the ``bitflags`` crate's macro (one of Rust's most used)
+        declares, as nodes as if written out, so ``Modules::TYPING`` resolves. Other
+        macros' items are not read: it would take expanding them."""
+        tree = next((c for c in invocation.children if c.type == "token_tree"), None)
+        tokens = tree.children[1:-1] if tree is not None else []
+        struct, const = self.spec.declarations["struct_item"], self.spec.declarations["const_item"]
+        out: list[_Member] = []
+        head = 0  # where the tokens of the next struct (its doc, attributes, ``pub``) start
+        for i, token in enumerate(tokens):
+            name_token = tokens[i + 1] if i + 1 < len(tokens) else None
+            if token.type != "struct" or name_token is None or name_token.type != "identifier":
+                continue
+            body = next((t for t in tokens[i + 2 :] if t.type == "token_tree"), None)
+            if body is None:
+                break
+            comments = [t for t in tokens[head:i] if t.type in self.spec.comment_types]
+            code = [t for t in tokens[head:i] if t.type not in self.spec.comment_types]
+            first = next((t for t in code if t.type != "#" and t.type != "token_tree"), token)
+            doc = self.doc(comments, code[0] if code else token) if comments else ""
+            attributes = [
+                f"#{self.text(t)}" for t, before in zip(code[1:], code, strict=False)
+                if before.type == "#"
+            ]  # fmt: skip
+            signature = _fold(self.src[first.start_byte : body.start_byte].decode(errors="replace"))
+            name, qualname = self.text(name_token), self.qualify(prefix, self.text(name_token))
+            start = (comments[0] if comments else code[0] if code else token).start_point[0] + 1
+            uko = self.make(
+                struct, name, qualname, token, parent, doc, signature,
+                rows=(start, self.rows(body)[1]),
+            )  # fmt: skip
+            flags = self.bitflags_consts(body, uko, f"{qualname}.", const)
+            self.render_container(uko, signature, doc, flags, [])
+            if attributes:
+                uko.properties["decorators"] = "\n".join(attributes)
+            uko.renderings[DEPTH_FULL] = self.source(uko.start_line, uko.end_line)
+            listed = f"bitflags! {{ {signature} {{ ... }} }}"  # as the source reads
+            shown = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
+            out.append(_Member(uko, listed, "\n".join([*shown, listed])))
+            head = tokens.index(body) + 1
+        return out
+
+    def bitflags_consts(
+        self, body: Node, struct: UKONode, prefix: str, const: Declaration
+    ) -> list[_Member]:
+        """The flags of a ``bitflags!`` struct: ``const NAME = value;`` in its body."""
+        tokens, out = body.children, []
+        comments: list[Node] = []
+        for i, token in enumerate(tokens[:-1]):
+            if token.type in self.spec.comment_types:
+                comments.append(token)
+                continue
+            if token.type != "const" or tokens[i + 1].type != "identifier":
+                continue
+            end = next((t for t in tokens[i:] if t.type == ";"), tokens[-1])
+            signature = _fold(self.src[token.start_byte : end.start_byte].decode(errors="replace"))
+            name = self.text(tokens[i + 1])
+            doc = self.doc(comments, token) if comments else ""
+            rows = (token.start_point[0] + 1, end.end_point[0] + 1)
+            uko = self.make(const, name, prefix + name, token, struct, doc, signature, rows=rows)
+            first_doc = [self.spec.doc_render.format(doc.split("\n", 1)[0])] if doc else []
+            uko.renderings = {
+                DEPTH_NAME: uko.qualname,
+                DEPTH_SIGNATURES: "\n".join([*first_doc, signature]),
+                DEPTH_FULL: self.source(*rows),
+            }
+            out.append(_Member(uko, signature + ";", "\n".join([*first_doc, signature + ";"])))
+            comments = []
+        return out
 
     def enclosing_member(self, uko: UKONode, name: str) -> str | None:
         """A Java or TypeScript type named in the heading of one nested in others
@@ -861,9 +949,13 @@ class _FileBuilder:
             DEPTH_OUTLINE: full if uko.end_line - uko.start_line < _SHORT else stub,
             DEPTH_FULL: full,
         }
-        derived = _PROC_MACRO_DERIVE.search("\n".join(head)) if self.spec.name == "rust" else None
-        if derived:
-            self.derive_macro(uko, derived.group(1), prefix, parent)
+        proc_macro = _PROC_MACRO.search("\n".join(head)) if self.spec.name == "rust" else None
+        if proc_macro:
+            # Another crate sees only a proc-macro crate's macros (``resolve._RustPaths``).
+            kind, derived = proc_macro.groups()
+            uko.properties[PROC_MACRO] = _PROC_MACRO_KINDS[kind]
+            if derived:
+                self.derive_macro(uko, derived, prefix, parent)
         member = _Member(uko, "\n".join([*head, shown]), stub)
         if go_receiver:
             self.go_methods.setdefault(go_receiver, []).append(member)
@@ -1664,8 +1756,16 @@ def _dotted(text: str, separator: str = "::") -> str:
 
 #: JSX elements, whose names are the components they render.
 _JSX_ELEMENTS = frozenset({"jsx_opening_element", "jsx_self_closing_element"})
-#: A Rust procedural macro deriving a trait: ``#[proc_macro_derive(Name, …)]``.
-_PROC_MACRO_DERIVE = re.compile(r"#\[\s*proc_macro_derive\s*\(\s*([A-Za-z_]\w*)")
+#: A Rust procedural macro: ``#[proc_macro_derive(Name, …)]`` (the derived name),
+#: ``#[proc_macro_attribute]`` or ``#[proc_macro]`` (the function's name).
+_PROC_MACRO = re.compile(
+    r"#\[\s*(proc_macro_derive|proc_macro_attribute|proc_macro)\b(?:\s*\(\s*([A-Za-z_]\w*))?"
+)
+_PROC_MACRO_KINDS = {
+    "proc_macro_derive": "derive",
+    "proc_macro_attribute": "attribute",
+    "proc_macro": "function-like",
+}
 #: A Rust path from the crate's root or the file's module, not a variable's member.
 _RUST_MODULE_PATHS = ("crate::", "self::", "super::")
 #: The tokens a Rust path is made of, in a macro's token tree.
@@ -1805,8 +1905,10 @@ class TreeSitterAnalyzer:
     #: Java or TypeScript declaration reaches the members of those enclosing it; a
     #: vendored Go package and one of Go's own ``src`` are named by their import paths;
     #: Java's imports on demand; ``new Helper()`` in a subclass guesses the package's too;
-    #: Rust's derive macros as nodes, and ``use a::{self as b}``.
-    revision = 10
+    #: Rust's derive macros as nodes, and ``use a::{self as b}``. 11: a Rust path's
+    #: members through a glob (``Config::load`` when a glob brings in ``Config``); a
+    #: proc-macro crate's macros, `#[macro_export]` macros at the root, `bitflags!` structs.
+    revision = 11
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 

@@ -20,9 +20,11 @@ from cleveragents_acms.analyzers._common import (
     EXPORT_BINDINGS,
     GUESSED_KEYS,
     GUESSED_TARGETS,
+    MACRO_EXPORT,
     MACRO_KEY,
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
+    PROC_MACRO,
     RUST_CRATE,
     RUST_MACRO,
     RUST_USE,
@@ -108,6 +110,8 @@ def symbol_keys(node: UKONode) -> set[str]:
         keys.add(f"java:{node.properties['fqname']}")  # a name of its package's other files
     if node.uko_type == RUST_MACRO:
         keys.add(MACRO_KEY + node.name)
+        if node.properties.get(MACRO_EXPORT) and rust_module(node.path) is not None:
+            keys.add(f"{MACRO_KEY}crate.{node.name}")  # see ``_RustPaths._follow``
     if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
@@ -620,7 +624,7 @@ class _RustPaths:
     """
 
     def __init__(
-        self, table: dict[str, set[str]], uses: Iterable[UKONode], nodes: Iterable[UKONode]
+        self, table: dict[str, set[str]], uses: Iterable[UKONode], nodes: list[UKONode]
     ) -> None:
         self._table = table
         #: URI -> its crate, for the Rust nodes (see :func:`rust_crate`).
@@ -633,6 +637,13 @@ class _RustPaths:
             if name is not None:
                 named.setdefault(name, set()).add(root)
         self._named = {name: next(iter(c)) for name, c in named.items() if len(c) == 1}
+        #: The proc-macro crates' macros (their functions, and derive macros' nodes): all
+        #: that other crates see of them.
+        self._proc_macros: dict[str, set[str]] = {}
+        for n in nodes:
+            crate = self._crates.get(n.uri)
+            if crate is not None and n.properties.get(PROC_MACRO):
+                self._proc_macros.setdefault(crate, set()).add(n.uri)
         #: ``(crate, module path) ->`` what a ``use`` binds to it, and the modules whose
         #: all a glob brings into a module.
         self._aliases: dict[tuple[str | None, str], list[str]] = {}
@@ -659,6 +670,11 @@ class _RustPaths:
             keys = [f"{module}.{target}"] if module is not None else []
         for key in keys:
             found = self._follow(key, RUST_HOPS, crate)
+            other = self._named.get(key.partition(".")[0])
+            if found and other is not None and other != crate and other in self._proc_macros:
+                # A proc-macro crate exports its macros only (not the private module
+                # ``derive_message_formats`` beside the attribute macro of that name).
+                found = found & self._proc_macros[other]
             if found:
                 return found
         if "." in target or target in _RUST_PRELUDE:
@@ -669,7 +685,9 @@ class _RustPaths:
         head, _, rest = key.partition(".")
         if head in self._named:  # another crate's path (``ruff_python_ast::Expr``)
             key, crate = f"crate.{rest}" if rest else "crate", self._named[head]
-        found = self._table.get(key)
+        # A ``#[macro_export]`` macro is at its crate's root too, in a namespace of its
+        # own: ``crate::write`` is the crate's ``fn write`` if it has one, else the macro.
+        found = self._table.get(key) or self._table.get(MACRO_KEY + key)
         if found:
             found = {uri for uri in found if self._crates.get(uri, "") == crate}
         if found or hops == 0:
@@ -689,11 +707,22 @@ class _RustPaths:
                 found = self._follow(".".join([target, *rest]), hops - 1, crate)
                 if found:
                     return found
-        module, _, name = key.rpartition(".")
-        for target in self._globs.get((crate, module), ()):
-            found = self._follow(f"{target}.{name}", hops - 1, crate)
-            if found:
-                return found
+        # The longest module a glob brings names into, the rest a name and its members
+        # (``crate.Config.load`` when ``lib.rs`` says ``pub use crate::config::*``). A
+        # module or type of the crate that has no glob ends the search: what is below
+        # it is its own (and going on to shorter modules would lengthen the paths at
+        # every hop).
+        for cut in range(len(parts) - 1, 0, -1):
+            module, rest = ".".join(parts[:cut]), parts[cut:]
+            globs = self._globs.get((crate, module))
+            if globs:
+                for target in globs:
+                    found = self._follow(".".join([target, *rest]), hops - 1, crate)
+                    if found:
+                        return found
+                return None
+            if any(self._crates.get(uri, "") == crate for uri in self._table.get(module, ())):
+                return None
         return None
 
 
