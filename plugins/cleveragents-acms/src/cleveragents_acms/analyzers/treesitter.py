@@ -1907,7 +1907,7 @@ class TreeSitterAnalyzer:
     #: Java's imports on demand; ``new Helper()`` in a subclass guesses the package's too;
     #: Rust's derive macros as nodes, and ``use a::{self as b}``. 11: a Rust path's
     #: members through a glob (``Config::load`` when a glob brings in ``Config``); a
-    #: proc-macro crate's macros, `#[macro_export]` macros at the root, `bitflags!` structs.
+    #: proc-macro crate's macros, ``#[macro_export]`` macros at the root, ``bitflags!`` structs.
     revision = 11
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
