@@ -1137,6 +1137,36 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     assert refreshed == edges
 
 
+def test_a_rust_call_by_another_crates_path_resolves_without_a_use(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``geo::shapes::origin()`` in crate ``app``, no ``use``: the call reaches crate
+    ``geo``'s function; ``std::mem::take`` and ``u16::from`` make no such edge. Taking
+    ``origin`` away and back, each refresh gives a cold index's edges."""
+    root = tmp_path / "paths"
+    geo, app = root / "crates" / "geo" / "src", root / "crates" / "app" / "src"
+    geo.mkdir(parents=True)
+    app.mkdir(parents=True)
+    (geo / "lib.rs").write_text("pub mod shapes;\n")
+    shapes = geo / "shapes.rs"
+    source = "pub fn origin() -> i32 {\n    0\n}\n"
+    shapes.write_text(source)
+    (app / "main.rs").write_text(
+        "fn main() {\n    let p = geo::shapes::origin();\n"
+        "    let v = std::mem::take(&mut 1);\n    let w = u16::from(1u8);\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="paths")
+    base = "https://cleveragents.ai/r/R/crates/"
+    edges = _current_edges(service, "paths", RESOURCE_A)
+    assert edges[f"{base}app/src/main.rs#main"][1] == [f"{base}geo/src/shapes.rs#origin"]
+    shapes.write_text("pub fn start() {}\n")
+    _, refreshed = _refreshed_as_cold(service, root, "paths", tmp_path / "c1", monkeypatch)
+    assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:geo.shapes.origin"]
+    shapes.write_text(source)
+    _, refreshed = _refreshed_as_cold(service, root, "paths", tmp_path / "c2", monkeypatch)
+    assert refreshed == edges
+
+
 def test_rust_paths_resolve_through_self_super_and_re_exports(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

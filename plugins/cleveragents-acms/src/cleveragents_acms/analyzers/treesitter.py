@@ -1495,7 +1495,9 @@ class _FileBuilder:
             if index < 0:
                 continue
             written = self.text(callee)
-            if self.spec.name == "rust" and written.startswith(_RUST_MODULE_PATHS):
+            if self.spec.name == "rust" and (
+                written.startswith(_RUST_MODULE_PATHS) or self.crate_path(written)
+            ):
                 self.rust_path_call(index, written)
                 continue
             dotted = self.callee_name(callee)
@@ -1558,10 +1560,25 @@ class _FileBuilder:
         if owner is None:
             return
         for call in calls:
-            if call.startswith(_RUST_MODULE_PATHS):
+            if call.startswith(_RUST_MODULE_PATHS) or self.crate_path(call):
                 self.rust_path_call(index, call)
             else:
                 found.setdefault(index, []).append(_dotted(call))
+
+    def crate_path(self, written: str) -> bool:
+        """A Rust call by a path whose first name, in lower case, nothing in the file
+        binds: another crate's (``uv_fs::write_atomic(…)``, no ``use``), which the indexer
+        resolves when that crate is in the tree (``resolve._RustPaths``); the standard
+        library's and a primitive type's are left to the rules for other calls."""
+        head, sep, _ = written.partition("::")
+        return (
+            bool(sep)
+            and head.isidentifier()
+            and head.islower()
+            and head not in _RUST_STD_CRATES
+            and head not in self.bindings
+            and head not in self.by_qualname
+        )
 
     def rust_path_call(self, index: int, path: str) -> None:
         target = self.rust_path(path)
@@ -1768,6 +1785,12 @@ _PROC_MACRO_KINDS = {
 }
 #: A Rust path from the crate's root or the file's module, not a variable's member.
 _RUST_MODULE_PATHS = ("crate::", "self::", "super::")
+#: The standard library's crates, whose paths (``std::fs::read``) are not a crate of the
+#: tree's, and the primitive types (``u16::from``), whose are not a crate's at all.
+_RUST_STD_CRATES = frozenset({
+    "std", "core", "alloc", "proc_macro", "test", "bool", "char", "str", "f32", "f64", "i8",
+    "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+})  # fmt: skip
 #: The tokens a Rust path is made of, in a macro's token tree.
 _PATH_TOKENS = frozenset({"identifier", "self", "super", "crate"})
 #: The standard library's macros: never the crate's.
