@@ -1093,7 +1093,8 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     """``use fmt::{format_args, write, Text}``: a ``#[macro_export]`` macro defined in
     ``fmt``'s ``macros.rs`` is at its crate's root, where the crate's ``fn write`` wins
     over the macro ``write`` (another namespace); ``Text::new()`` reaches the method of
-    the ``Text`` that ``fmt``'s glob brings in. ``use macros::message_formats`` names the
+    the ``Text`` that ``fmt``'s glob brings in, as ``Style`` reaches the struct its
+    ``bitflags!`` declares. ``use macros::message_formats`` names the
     attribute macro, not the private module of that name (a proc-macro crate exports
     only its macros). Taking the glob out and back, each refresh gives a cold index's."""
     root = tmp_path / "macros"
@@ -1113,10 +1114,11 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
         "#[macro_export]\nmacro_rules! write {\n    ($x:expr) => { $x };\n}\n"
     )
     (fmt / "builders.rs").write_text(
-        "pub struct Text;\n\nimpl Text {\n    pub fn new() -> Text {\n        Text\n    }\n}\n"
+        "pub struct Text;\n\nimpl Text {\n    pub fn new() -> Text {\n        Text\n    }\n}\n\n"
+        "bitflags! {\n    pub struct Style: u8 {\n        const BOLD = 1;\n    }\n}\n"
     )
     (app / "main.rs").write_text(
-        "use fmt::{format_args, write, Text};\nuse macros::message_formats;\n\n"
+        "use fmt::{format_args, write, Style, Text};\nuse macros::message_formats;\n\n"
         "fn main() {\n    let t = Text::new();\n}\n"
     )
     service.index_resource(RESOURCE_A, root, project="macros")
@@ -1126,6 +1128,7 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
         f"{base}fmt/src/macros.rs#format_args",
         f"{base}fmt/src/lib.rs#write",
         f"{base}fmt/src/builders.rs#Text",
+        f"{base}fmt/src/builders.rs#Style",
         f"{base}macros/src/lib.rs#message_formats",
     } <= set(edges[f"{base}app/src/main.rs"][1])
     assert edges[f"{base}app/src/main.rs#main"][1] == [f"{base}fmt/src/builders.rs#Text.new"]
