@@ -71,6 +71,33 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert f"nodes 0 new, 0 revised, 0 retired, {nodes} unchanged" in forced
 
 
+def test_a_run_waits_for_another_process_indexing_the_same_resource(
+    tmp_path: Path, repo: Path
+) -> None:
+    """While another live process indexes the resource (its row says so), `index PATH`
+    says which process it waits for and runs once that one ended; `--no-wait` fails at
+    once, naming it."""
+    import sqlite3
+    import threading
+
+    home = tmp_path / "home"
+    _run(home, "index", str(repo), "--project", "shop")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+    reaped = threading.Thread(target=other.wait)  # so its id is free once it ends
+    reaped.start()
+    with sqlite3.connect(home / "cleveragents.db") as db:
+        db.execute("UPDATE repo_indexes SET status = 'indexing', worker_pid = ?", (other.pid,))
+    refused = _run(home, "index", str(repo), "--project", "shop", "--no-wait", check=False)
+    assert refused.returncode != 0
+    assert f"is being indexed by another process (pid {other.pid})" in refused.stderr
+    assert other.poll() is None
+    waited = _run(home, "index", str(repo), "--project", "shop", "--json")
+    assert f"waiting for process {other.pid}, which is indexing" in waited.stderr
+    assert other.poll() is not None  # it ended before the run could start
+    assert json.loads(waited.stdout)["index"]["status"] == "ready"
+    reaped.join()
+
+
 def test_index_status_names_the_files_with_problems(tmp_path: Path, repo: Path) -> None:
     """A file with a syntax error is indexed as far as it goes; the run's summary points
     to ``index status``, which names it with its error (``--json``: ``file_problems``),

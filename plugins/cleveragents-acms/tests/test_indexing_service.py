@@ -1752,6 +1752,40 @@ def test_stale_indexing_rows_are_repaired(service: RepoIndexingService, corpus: 
     assert "interrupted" in (status.error_message or "")
 
 
+def test_a_run_waits_for_another_live_process_indexing_the_resource(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """A run that finds the resource being indexed by another live process fails at
+    once with ``wait=0`` (naming that process), and with a wait tells ``on_wait`` the
+    process once, then runs when that one ended."""
+    import subprocess
+    import sys
+    import threading
+
+    from sqlalchemy import update
+
+    from cleveragents_acms.indexing.service import IndexBusy
+    from cleveragents_acms.indexing.tables import repo_indexes
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    reaped = threading.Thread(target=other.wait)  # so its id is free once it ends
+    reaped.start()
+    with service.database.engine.begin() as conn:
+        conn.execute(update(repo_indexes).values(status="indexing", worker_pid=other.pid))
+    with pytest.raises(IndexBusy) as busy:
+        service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert busy.value.pid == other.pid and busy.value.code == 409
+    told: list[int] = []
+    result = service.index_resource(
+        RESOURCE_A, corpus, project="demo", wait=float("inf"), on_wait=told.append
+    )
+    assert told == [other.pid]
+    assert other.poll() is not None
+    assert result.metadata.status == "ready"
+    reaped.join()
+
+
 def test_remove_index_drops_everything(service: RepoIndexingService, corpus: Path) -> None:
     """remove_index clears the stores and the status rows."""
     service.index_resource(RESOURCE_A, corpus, project="demo")

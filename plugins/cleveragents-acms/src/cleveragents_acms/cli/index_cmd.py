@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -139,10 +140,22 @@ def _surprising_skips(skipped: list[tuple[str, str]]) -> list[str]:
     "analyzers changed: an upgrade, an analyzer plugin installed or removed).",
 )
 @click.option("--watch", "watch_", is_flag=True, help="Keep running and refresh on every change.")
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Fail at once if another process is indexing PATH into the project (by default "
+    "the run waits for that one to end: a --watch refreshing, say).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_app
 def build(
-    app: App, path: Path, project: str | None, force: bool, watch_: bool, as_json: bool
+    app: App,
+    path: Path,
+    project: str | None,
+    force: bool,
+    watch_: bool,
+    no_wait: bool,
+    as_json: bool,
 ) -> None:
     """Index PATH (creating its project and resource if needed)."""
     from cleveragents_acms.indexing.runner import index_path, service_for
@@ -154,6 +167,7 @@ def build(
             project,
             force=force,
             show_progress=None if not as_json else False,
+            wait=not no_wait,
         )
     except KeyboardInterrupt:
         click.echo(interrupted(path), err=True)
@@ -176,8 +190,9 @@ def build(
     project_name = result.metadata.project_name
 
     def refresh() -> Any:
+        # Another run of the command (or another watcher) may be indexing: wait for it.
         return service.index_resource(
-            resource.resource_id, resource.location or "", project=project_name
+            resource.resource_id, resource.location or "", project=project_name, wait=math.inf
         )
 
     def report(refreshed: Any, changes: int) -> None:

@@ -7,6 +7,7 @@ plugins (``cleveragents_resource_indexed``).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -179,11 +180,24 @@ def index_resource(
     *,
     force: bool = False,
     show_progress: bool | None = None,
+    wait: bool = True,
 ) -> RepoIndex:
-    """Index one stored resource into ``project`` and fire ``cleveragents_resource_indexed``."""
+    """Index one stored resource into ``project`` and fire ``cleveragents_resource_indexed``.
+
+    While another process indexes it (a ``--watch`` refreshing), wait for that run to end,
+    unless ``wait`` is false (then fail at once).
+    """
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     service = service_for(app)
+
+    def waiting(pid: int) -> None:
+        click.echo(
+            f"waiting for process {pid}, which is indexing {resource.label} into project "
+            f"{project} (Ctrl-C to stop; --no-wait fails at once)",
+            err=True,
+        )
+
     with _progress(f"indexing {resource.label}", show_progress) as callbacks:
         progress, on_phase, on_phase_progress = callbacks
         result = service.index_resource(
@@ -194,6 +208,8 @@ def index_resource(
             progress=progress,
             on_phase=on_phase,
             on_phase_progress=on_phase_progress,
+            wait=math.inf if wait else 0.0,
+            on_wait=waiting,
         )
     from cleveragents_acms.indexing.vectors import repair_project_vectors
 
@@ -218,6 +234,7 @@ def index_path(
     *,
     force: bool = False,
     show_progress: bool | None = None,
+    wait: bool = True,
 ) -> tuple[Resource, RepoIndex]:
     """``cleveragents index PATH``: register what is needed, then index."""
     from cleveragents.errors import ValidationError
@@ -228,5 +245,5 @@ def index_path(
         raise ValidationError(f"not a directory: {path}")
     resource, project_name = ensure_resource(app, path, project)
     return resource, index_resource(
-        app, resource, project_name, force=force, show_progress=show_progress
+        app, resource, project_name, force=force, show_progress=show_progress, wait=wait
     )

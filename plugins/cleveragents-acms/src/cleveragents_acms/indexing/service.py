@@ -78,7 +78,7 @@ from cleveragents_acms.indexing.store import (
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
 from cleveragents_acms.indexing.vectors import choose_embedder, rebuild_from_nodes
 
-__all__ = ["PhaseListener", "PhaseProgress", "Progress", "RepoIndexingService"]
+__all__ = ["IndexBusy", "PhaseListener", "PhaseProgress", "Progress", "RepoIndexingService"]
 
 #: Nodes per graph write.
 _GRAPH_BATCH = 5000
@@ -265,6 +265,20 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
+#: How often a run waiting for another process's run looks whether that one ended.
+_CLAIM_POLL_S = 0.2
+
+
+class IndexBusy(BusinessRuleViolation):
+    """Another live process is indexing the resource into the project."""
+
+    def __init__(self, root: Path, pid: int) -> None:
+        super().__init__(
+            f"{root} is being indexed by another process (pid {pid})", details={"pid": pid}
+        )
+        self.pid = pid
+
+
 def _pid_alive(pid: int | None) -> bool:
     if not pid:
         return False
@@ -305,11 +319,18 @@ class RepoIndexingService:
         progress: Progress | None = None,
         on_phase: PhaseListener | None = None,
         on_phase_progress: PhaseProgress | None = None,
+        wait: float = 0.0,
+        on_wait: Callable[[int], None] | None = None,
     ) -> RepoIndex:
         """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``.
 
         ``progress`` is told of each file analysed, ``on_phase`` of each phase started and
-        ``on_phase_progress`` of the nodes a long writing phase has written so far.
+        ``on_phase_progress`` of the nodes a long writing phase has written so far. While
+        another live process indexes the same resource into ``project`` (a ``--watch``
+        refreshing), the run waits up to ``wait`` seconds (``math.inf``: as long as that
+        process runs it), telling ``on_wait`` that process's id once, then starts.
+
+        :raises BusinessRuleViolation: the other process still indexes it after ``wait``.
         """
         root = Path(root_path).expanduser()
         if not root.is_dir():
@@ -318,7 +339,18 @@ class RepoIndexingService:
             raise ValidationError("project name is required")
         self.cleanup_stale_indexing()
         analyzers = analyzer_versions(self.analyzer_specs())  # raises before the claim
-        index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
+        deadline, told = time.monotonic() + wait, False
+        while True:
+            try:
+                index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
+                break
+            except IndexBusy as busy:
+                if time.monotonic() >= deadline:
+                    raise
+                if on_wait is not None and not told:
+                    on_wait(busy.pid)
+                    told = True
+                time.sleep(min(_CLAIM_POLL_S, max(0.0, deadline - time.monotonic())))
         run = IndexRun()
         # Asked for, or after a run that stopped (its text may be ahead of the node store):
         # the text index gets every document of the files analysed, not only those that
@@ -541,9 +573,7 @@ class RepoIndexingService:
                 and row["worker_pid"] != os.getpid()
                 and _pid_alive(row["worker_pid"])
             ):
-                raise BusinessRuleViolation(
-                    f"{root} is being indexed by another process (pid {row['worker_pid']})"
-                )
+                raise IndexBusy(root, row["worker_pid"])
             conn.execute(
                 update(repo_indexes)
                 .where(repo_indexes.c.index_id == row["index_id"])
