@@ -1096,7 +1096,8 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     the ``Text`` that ``fmt``'s glob brings in, as ``Style`` reaches the struct its
     ``bitflags!`` declares. ``use macros::message_formats`` names the
     attribute macro, not the private module of that name (a proc-macro crate exports
-    only its macros). Taking the glob out and back, each refresh gives a cold index's."""
+    only its macros). Taking the glob, the macro's export and the method out and back,
+    each refresh gives a cold index's edges."""
     root = tmp_path / "macros"
     macros, fmt, app = (root / "crates" / name / "src" for name in ("macros", "fmt", "app"))
     for folder in (macros, fmt, app):
@@ -1137,6 +1138,22 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:fmt.Text.new"]
     lib.write_text(source)
     _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c2", monkeypatch)
+    assert refreshed == edges
+    exported = (fmt / "macros.rs").read_text()
+    (fmt / "macros.rs").write_text(
+        exported.replace("#[macro_export]\nmacro_rules! format", "macro_rules! format")
+    )
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c3", monkeypatch)
+    assert "symbol:fmt.format_args" in refreshed[f"{base}app/src/main.rs"][1]
+    (fmt / "macros.rs").write_text(exported)
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c4", monkeypatch)
+    assert refreshed == edges
+    builders = (fmt / "builders.rs").read_text()
+    (fmt / "builders.rs").write_text(builders.replace("fn new()", "fn empty()"))
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c5", monkeypatch)
+    assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:fmt.Text.new"]
+    (fmt / "builders.rs").write_text(builders)
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c6", monkeypatch)
     assert refreshed == edges
 
 

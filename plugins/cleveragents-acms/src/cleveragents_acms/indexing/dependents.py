@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.analyzers._common import JAVA_KEY, PACKAGE_GUESSES
+from cleveragents_acms.analyzers._common import JAVA_KEY, MACRO_KEY, PACKAGE_GUESSES
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -188,9 +188,13 @@ def _name_targets(
     keys.update(
         key for uri in gone if uri in stored_before for key in symbol_keys(stored_before[uri])
     )
+    renamed: list[UKONode] = []
     for node in now:  # kept, but answering other names (``module.exports`` or a package moved)
         if node.uri in stored_before:
-            keys |= symbol_keys(node) ^ symbol_keys(stored_before[node.uri])
+            differ = symbol_keys(node) ^ symbol_keys(stored_before[node.uri])
+            if differ:
+                keys |= differ
+                renamed.append(node)
     if not keys:
         return set(), {}
     short = {short_name(key) for key in keys}
@@ -235,8 +239,10 @@ def _name_targets(
                 targets.add(SYMBOL + key)
         if resolves(was) and was != is_:
             targets.update(was)
-    if any(n.path.endswith(".rs") for n in new):
+    if any(n.path.endswith(".rs") for n in [*new, *renamed]):
         coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}
+        # A ``#[macro_export]`` macro answers its crate's root path besides (``_follow``).
+        coming |= {c[len(MACRO_KEY) :] for c in coming if c.startswith(MACRO_KEY + "crate.")}
         targets |= _rust_aliases(nodes, resource_id, now, coming)
     return targets, guessed
 
@@ -376,8 +382,16 @@ def _rust_aliases(
         reached: set[str] = set()
         for name in frontier:
             reached |= named.get(name, set())
-            module, _, last = name.rpartition(".")
-            reached |= {f"{m}.{last}" for m in globbed.get(module, ())}
+            # From the longest module on the path that a glob brings in, as
+            # ``resolve._RustPaths`` follows (``crate.Text.new`` for
+            # ``crate.builders.Text.new`` when ``lib.rs`` has ``pub use builders::*``).
+            parts = name.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                modules = globbed.get(".".join(parts[:cut]))
+                if modules:
+                    rest = ".".join(parts[cut:])
+                    reached |= {f"{m}.{rest}" for m in modules}
+                    break
         frontier = reached - found - names
         if not frontier:
             break
