@@ -1096,8 +1096,8 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     the ``Text`` that ``fmt``'s glob brings in, as ``Style`` reaches the struct its
     ``bitflags!`` declares. ``use macros::message_formats`` names the
     attribute macro, not the private module of that name (a proc-macro crate exports
-    only its macros). Taking the glob, the macro's export and the method out and back,
-    each refresh gives a cold index's edges."""
+    only its macros). Taking the glob, the macro's export, the method and the attribute
+    macro's attribute out and back, each refresh gives a cold index's edges."""
     root = tmp_path / "macros"
     macros, fmt, app = (root / "crates" / name / "src" for name in ("macros", "fmt", "app"))
     for folder in (macros, fmt, app):
@@ -1154,6 +1154,13 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:fmt.Text.new"]
     (fmt / "builders.rs").write_text(builders)
     _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c6", monkeypatch)
+    assert refreshed == edges
+    attribute = (macros / "lib.rs").read_text()
+    (macros / "lib.rs").write_text(attribute.replace("#[proc_macro_attribute]\n", ""))
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c7", monkeypatch)
+    assert "symbol:macros.message_formats" in refreshed[f"{base}app/src/main.rs"][1]
+    (macros / "lib.rs").write_text(attribute)
+    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c8", monkeypatch)
     assert refreshed == edges
 
 

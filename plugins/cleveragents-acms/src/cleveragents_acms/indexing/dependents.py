@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.analyzers._common import JAVA_KEY, MACRO_KEY, PACKAGE_GUESSES
+from cleveragents_acms.analyzers._common import JAVA_KEY, MACRO_KEY, PACKAGE_GUESSES, PROC_MACRO
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -189,14 +189,22 @@ def _name_targets(
         key for uri in gone if uri in stored_before for key in symbol_keys(stored_before[uri])
     )
     renamed: list[UKONode] = []
+    # A function that becomes a proc macro, or stops being one, is what another crate's
+    # path to its name reaches, or no longer (``resolve._RustPaths.lookup``).
+    proc_macros: set[str] = set()
     for node in now:  # kept, but answering other names (``module.exports`` or a package moved)
         if node.uri in stored_before:
-            differ = symbol_keys(node) ^ symbol_keys(stored_before[node.uri])
+            was = stored_before[node.uri]
+            differ = symbol_keys(node) ^ symbol_keys(was)
             if differ:
                 keys |= differ
                 renamed.append(node)
+            if node.properties.get(PROC_MACRO) != was.properties.get(PROC_MACRO):
+                crate = rust_crate(node.path)
+                name = rust_crate_name(crate) if crate is not None else None
+                proc_macros |= {node.uri, f"{SYMBOL}{name}.{node.name}"} if name else set()
     if not keys:
-        return set(), {}
+        return proc_macros, {}
     short = {short_name(key) for key in keys}
     stored = nodes.nodes_named([resource_id], short)
     stored += nodes.default_exports_at([resource_id], default_export_files(keys))
@@ -239,6 +247,7 @@ def _name_targets(
                 targets.add(SYMBOL + key)
         if resolves(was) and was != is_:
             targets.update(was)
+    targets |= proc_macros
     if any(n.path.endswith(".rs") for n in [*new, *renamed]):
         coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}
         # A ``#[macro_export]`` macro answers its crate's root path besides (``_follow``).
