@@ -194,12 +194,12 @@ def _name_targets(
     proc_macros: set[str] = set()
     for node in now:  # kept, but answering other names (``module.exports`` or a package moved)
         if node.uri in stored_before:
-            was = stored_before[node.uri]
-            differ = symbol_keys(node) ^ symbol_keys(was)
+            earlier = stored_before[node.uri]
+            differ = symbol_keys(node) ^ symbol_keys(earlier)
             if differ:
                 keys |= differ
                 renamed.append(node)
-            if node.properties.get(PROC_MACRO) != was.properties.get(PROC_MACRO):
+            if node.properties.get(PROC_MACRO) != earlier.properties.get(PROC_MACRO):
                 crate = rust_crate(node.path)
                 name = rust_crate_name(crate) if crate is not None else None
                 proc_macros |= {node.uri, f"{SYMBOL}{name}.{node.name}"} if name else set()
