@@ -1283,6 +1283,21 @@ def test_rust_bitflags_declare_their_structs_and_flags() -> None:
     assert ("uko:dependsOn", uri("src/flags.rs", "Modules")) in user[""].edges
 
 
+def test_rust_derives_give_their_types_the_traits_methods() -> None:
+    """``#[derive(…)]``, in a ``cfg_attr`` too and by a path, gives the type the methods
+    of the standard library's and serde's traits; others (``Copy``, a crate's own) none."""
+    from cleveragents_acms.indexing.resolve import derived_methods
+
+    decorators = (
+        "#[derive(Default, Copy, Clone, Eq, PartialEq, Hash)]\n"
+        '#[cfg_attr(feature = "serde", derive(serde::Serialize, get_size2::GetSize))]'
+    )
+    assert derived_methods(decorators) == {
+        "default", "clone", "clone_from", "eq", "ne", "hash", "serialize",
+    }  # fmt: skip
+    assert derived_methods("#[derive(Copy, ViolationMetadata)]") == frozenset()
+
+
 def test_rust_paths_through_globs_follow_each_path_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

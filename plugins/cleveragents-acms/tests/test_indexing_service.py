@@ -1093,11 +1093,12 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     """``use fmt::{format_args, write, Text}``: a ``#[macro_export]`` macro defined in
     ``fmt``'s ``macros.rs`` is at its crate's root, where the crate's ``fn write`` wins
     over the macro ``write`` (another namespace); ``Text::new()`` reaches the method of
-    the ``Text`` that ``fmt``'s glob brings in, as ``Style`` reaches the struct its
+    the ``Text`` that ``fmt``'s glob brings in, ``Text::default()`` the type deriving
+    ``Default``, as ``Style`` reaches the struct its
     ``bitflags!`` declares. ``use macros::message_formats`` names the
     attribute macro, not the private module of that name (a proc-macro crate exports
-    only its macros). Taking the glob, the macro's export, the method and the attribute
-    macro's attribute out and back, each refresh gives a cold index's edges."""
+    only its macros). Taking the glob, the macro's export, the method and the derive, and
+    the attribute macro's attribute, out and back, each refresh gives a cold index's."""
     root = tmp_path / "macros"
     macros, fmt, app = (root / "crates" / name / "src" for name in ("macros", "fmt", "app"))
     for folder in (macros, fmt, app):
@@ -1115,12 +1116,13 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
         "#[macro_export]\nmacro_rules! write {\n    ($x:expr) => { $x };\n}\n"
     )
     (fmt / "builders.rs").write_text(
-        "pub struct Text;\n\nimpl Text {\n    pub fn new() -> Text {\n        Text\n    }\n}\n\n"
+        "#[derive(Clone, Default)]\npub struct Text;\n\n"
+        "impl Text {\n    pub fn new() -> Text {\n        Text\n    }\n}\n\n"
         "bitflags! {\n    pub struct Style: u8 {\n        const BOLD = 1;\n    }\n}\n"
     )
     (app / "main.rs").write_text(
         "use fmt::{format_args, write, Style, Text};\nuse macros::message_formats;\n\n"
-        "fn main() {\n    let t = Text::new();\n}\n"
+        "fn main() {\n    let t = Text::new();\n    let d = Text::default();\n}\n"
     )
     service.index_resource(RESOURCE_A, root, project="macros")
     base = "https://cleveragents.ai/r/R/crates/"
@@ -1132,10 +1134,14 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
         f"{base}fmt/src/builders.rs#Style",
         f"{base}macros/src/lib.rs#message_formats",
     } <= set(edges[f"{base}app/src/main.rs"][1])
-    assert edges[f"{base}app/src/main.rs#main"][1] == [f"{base}fmt/src/builders.rs#Text.new"]
+    text = f"{base}fmt/src/builders.rs#Text"
+    assert edges[f"{base}app/src/main.rs#main"][1] == [text, f"{text}.new"]
     lib.write_text(source.replace("pub use builders::*;\n", ""))
     _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c1", monkeypatch)
-    assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:fmt.Text.new"]
+    assert refreshed[f"{base}app/src/main.rs#main"][1] == [
+        "symbol:fmt.Text.default",
+        "symbol:fmt.Text.new",
+    ]
     lib.write_text(source)
     _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c2", monkeypatch)
     assert refreshed == edges
@@ -1149,12 +1155,19 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c4", monkeypatch)
     assert refreshed == edges
     builders = (fmt / "builders.rs").read_text()
-    (fmt / "builders.rs").write_text(builders.replace("fn new()", "fn empty()"))
-    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c5", monkeypatch)
-    assert refreshed[f"{base}app/src/main.rs#main"][1] == ["symbol:fmt.Text.new"]
-    (fmt / "builders.rs").write_text(builders)
-    _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c6", monkeypatch)
-    assert refreshed == edges
+    for step, (old, new) in enumerate([("fn new()", "fn empty()"), ("Clone, Default", "Clone")]):
+        (fmt / "builders.rs").write_text(builders.replace(old, new))
+        home = tmp_path / f"c5-{step}"
+        _, refreshed = _refreshed_as_cold(service, root, "macros", home, monkeypatch)
+        assert len(refreshed[f"{base}app/src/main.rs#main"][1]) == 2
+        assert (
+            "symbol:fmt.Text." + ("new" if step == 0 else "default")
+            in (refreshed[f"{base}app/src/main.rs#main"][1])
+        )
+        (fmt / "builders.rs").write_text(builders)
+        home = tmp_path / f"c6-{step}"
+        _, refreshed = _refreshed_as_cold(service, root, "macros", home, monkeypatch)
+        assert refreshed == edges
     attribute = (macros / "lib.rs").read_text()
     (macros / "lib.rs").write_text(attribute.replace("#[proc_macro_attribute]\n", ""))
     _, refreshed = _refreshed_as_cold(service, root, "macros", tmp_path / "c7", monkeypatch)

@@ -17,6 +17,7 @@ __all__ = [
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
     "DEFAULT_EXPORT",
+    "DERIVED_KEY",
     "EXPORT_BINDINGS",
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
@@ -280,6 +281,10 @@ RUST_MACRO = "uko-rs:Macro"
 #: The property of a ``#[macro_export] macro_rules!`` node: the macro is also at its
 #: crate's root (``crate::square``, ``other_crate::square``), whatever module defines it.
 MACRO_EXPORT = "macro_export"
+#: What a Rust type answers to for a method its ``#[derive(…)]`` gives it, which no node
+#: declares (``derived:crate.range.TextRange.default``): the type, when nothing else
+#: answers the path (see ``resolve._RustPaths``).
+DERIVED_KEY = "derived:"
 #: The property of a Rust procedural macro's function: its kind (``derive``,
 #: ``attribute``, ``function-like``). A crate with one is a proc-macro crate, of which
 #: other crates see only the macros.

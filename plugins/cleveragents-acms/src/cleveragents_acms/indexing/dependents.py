@@ -35,7 +35,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cleveragents_acms.analyzers._common import JAVA_KEY, MACRO_KEY, PACKAGE_GUESSES, PROC_MACRO
+from cleveragents_acms.analyzers._common import (
+    DERIVED_KEY,
+    JAVA_KEY,
+    MACRO_KEY,
+    PACKAGE_GUESSES,
+    PROC_MACRO,
+)
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -206,6 +212,12 @@ def _name_targets(
     if not keys:
         return proc_macros, {}
     short = {short_name(key) for key in keys}
+    # A type answers for the methods its ``#[derive]`` gives (``derived:…Text.default``).
+    short |= {
+        short_name(key[len(DERIVED_KEY) :].rpartition(".")[0])
+        for key in keys
+        if key.startswith(DERIVED_KEY)
+    }
     stored = nodes.nodes_named([resource_id], short)
     stored += nodes.default_exports_at([resource_id], default_export_files(keys))
     after = [n for n in stored if n.path not in touched] + list(now)
@@ -250,8 +262,10 @@ def _name_targets(
     targets |= proc_macros
     if any(n.path.endswith(".rs") for n in [*new, *renamed]):
         coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}
-        # A ``#[macro_export]`` macro answers its crate's root path besides (``_follow``).
+        # A ``#[macro_export]`` macro answers its crate's root path besides, and a type the
+        # methods its ``#[derive]`` gives (``resolve._RustPaths._follow``).
         coming |= {c[len(MACRO_KEY) :] for c in coming if c.startswith(MACRO_KEY + "crate.")}
+        coming |= {c[len(DERIVED_KEY) :] for c in coming if c.startswith(DERIVED_KEY)}
         targets |= _rust_aliases(nodes, resource_id, now, coming)
     return targets, guessed
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
+    DERIVED_KEY,
     EXPORT_BINDINGS,
     GUESSED_KEYS,
     GUESSED_TARGETS,
@@ -115,7 +116,41 @@ def symbol_keys(node: UKONode) -> set[str]:
     if node.path.endswith(".go") and node.qualname and node.qualname.count(".") <= 1:
         keys.add(go_package_symbol(node.path, node.qualname))  # a name of the folder's package
     keys.discard("")
+    if node.uko_type in _RUST_TYPES and "derive" in node.properties.get("decorators", ""):
+        methods = derived_methods(node.properties["decorators"])
+        keys |= {f"{DERIVED_KEY}{key}.{method}" for key in keys for method in methods}
     return keys
+
+
+#: The Rust nodes a ``#[derive(…)]`` gives methods.
+_RUST_TYPES = frozenset({"uko-rs:Struct", "uko-rs:Enum"})
+#: The methods of the traits a ``#[derive(…)]`` implements (the standard library's, and
+#: serde's): ``x.clone()`` of a type deriving ``Clone`` depends on the type.
+_DERIVED_METHODS = {
+    "Clone": ("clone", "clone_from"),
+    "Default": ("default",),
+    "Debug": ("fmt",),
+    "PartialEq": ("eq", "ne"),
+    "PartialOrd": ("partial_cmp", "lt", "le", "gt", "ge"),
+    "Ord": ("cmp", "max", "min", "clamp"),
+    "Hash": ("hash",),
+    "Serialize": ("serialize",),
+    "Deserialize": ("deserialize",),
+}
+DERIVED_METHOD_NAMES = frozenset(m for methods in _DERIVED_METHODS.values() for m in methods)
+_DERIVE = re.compile(r"\bderive\s*\(([^)]*)\)")
+
+
+@lru_cache(maxsize=1 << 12)
+def derived_methods(decorators: str) -> frozenset[str]:
+    """The methods the ``#[derive(…)]`` attributes among ``decorators`` give a Rust type
+    (``#[derive(Clone, serde::Serialize)]`` -> ``clone``, ``clone_from``, ``serialize``)."""
+    traits = {
+        part.strip().rsplit("::", 1)[-1]
+        for found in _DERIVE.finditer(decorators)
+        for part in found.group(1).split(",")
+    }
+    return frozenset(m for trait in traits for m in _DERIVED_METHODS.get(trait, ()))
 
 
 def _script_modules(node: UKONode) -> tuple[str, str]:
@@ -168,7 +203,7 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     ``python/pkg/mod.py`` as well as ``src/pkg/mod.py``)."""
     names: set[str] = set()
     for node in nodes:
-        python = node.path.endswith((".py", ".pyi"))
+        python, rust = node.path.endswith((".py", ".pyi")), node.path.endswith(".rs")
         for _, target in node.edges:
             if not target.startswith(_PREFIX):
                 continue
@@ -177,6 +212,10 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
             if python:
                 parts = dotted.split(".")
                 names.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+            elif rust and "." in dotted:
+                owner, _, method = dotted.rpartition(".")
+                if method in DERIVED_METHOD_NAMES:  # the type its ``#[derive]`` answers for
+                    names.add(short_name(owner))
     return names
 
 
@@ -686,8 +725,13 @@ class _RustPaths:
         if head in self._named:  # another crate's path (``ruff_python_ast::Expr``)
             key, crate = f"crate.{rest}" if rest else "crate", self._named[head]
         # A ``#[macro_export]`` macro is at its crate's root too, in a namespace of its
-        # own: ``crate::write`` is the crate's ``fn write`` if it has one, else the macro.
-        found = self._table.get(key) or self._table.get(MACRO_KEY + key)
+        # own: ``crate::write`` is the crate's ``fn write`` if it has one, else the macro;
+        # a method no node declares may be one a ``#[derive]`` gives the type.
+        found = (
+            self._table.get(key)
+            or self._table.get(MACRO_KEY + key)
+            or self._table.get(DERIVED_KEY + key)  # ``TextRange::default()``: the type
+        )
         if found:
             found = {uri for uri in found if self._crates.get(uri, "") == crate}
         if found or hops == 0:
