@@ -148,6 +148,14 @@ def _refreshed_as_cold(
     return run, edges
 
 
+def _crate_folders(root: Path, *names: str) -> list[Path]:
+    """A Rust workspace's crates under ``root``: each one's ``crates/<name>/src``, made."""
+    folders = [root / "crates" / name / "src" for name in names]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    return folders
+
+
 def _cold_edges(
     service: RepoIndexingService,
     root: Path,
@@ -1016,9 +1024,7 @@ def test_a_rust_workspace_resolves_paths_into_its_other_crates_by_their_names(
     (``crates/geo/src``), through the re-export of its ``lib.rs``; a refresh that takes
     ``Point`` away and brings it back gives the edges a cold index gives."""
     root = tmp_path / "workspace"
-    geo, app = root / "crates" / "geo" / "src", root / "crates" / "app" / "src"
-    geo.mkdir(parents=True)
-    app.mkdir(parents=True)
+    geo, app = _crate_folders(root, "geo", "app")
     (geo / "lib.rs").write_text(
         "pub mod shapes;\npub use shapes::Point;\n\npub fn origin() -> Point {\n    Point\n}\n"
     )
@@ -1052,9 +1058,7 @@ def test_a_rust_derive_macro_and_a_crate_brought_in_as_self_resolve_from_another
     itself as ``g``, so ``g::origin()`` is ``geo``'s. Renaming the derive and back, each
     refresh gives a cold index's edges."""
     root = tmp_path / "derive"
-    macros, geo, app = (root / "crates" / name / "src" for name in ("macros", "geo", "app"))
-    for folder in (macros, geo, app):
-        folder.mkdir(parents=True)
+    macros, geo, app = _crate_folders(root, "macros", "geo", "app")
     derive = macros / "lib.rs"
     source = (
         "use proc_macro::TokenStream;\n\n#[proc_macro_derive(Violation, attributes(v))]\n"
@@ -1100,9 +1104,7 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     only its macros). Taking the glob, the macro's export, the method and the derive, and
     the attribute macro's attribute, out and back, each refresh gives a cold index's."""
     root = tmp_path / "macros"
-    macros, fmt, app = (root / "crates" / name / "src" for name in ("macros", "fmt", "app"))
-    for folder in (macros, fmt, app):
-        folder.mkdir(parents=True)
+    macros, fmt, app = _crate_folders(root, "macros", "fmt", "app")
     (macros / "lib.rs").write_text(
         "use proc_macro::TokenStream;\n\nmod message_formats;\n\n#[proc_macro_attribute]\n"
         "pub fn message_formats(a: TokenStream, b: TokenStream) -> TokenStream {\n    b\n}\n"
@@ -1184,9 +1186,7 @@ def test_a_rust_call_by_another_crates_path_resolves_without_a_use(
     ``geo``'s function; ``std::mem::take`` and ``u16::from`` make no such edge. Taking
     ``origin`` away and back, each refresh gives a cold index's edges."""
     root = tmp_path / "paths"
-    geo, app = root / "crates" / "geo" / "src", root / "crates" / "app" / "src"
-    geo.mkdir(parents=True)
-    app.mkdir(parents=True)
+    geo, app = _crate_folders(root, "geo", "app")
     (geo / "lib.rs").write_text("pub mod shapes;\n")
     shapes = geo / "shapes.rs"
     source = "pub fn origin() -> i32 {\n    0\n}\n"
