@@ -1928,10 +1928,9 @@ class TreeSitterAnalyzer:
     #: Java or TypeScript declaration reaches the members of those enclosing it; a
     #: vendored Go package and one of Go's own ``src`` are named by their import paths;
     #: Java's imports on demand; ``new Helper()`` in a subclass guesses the package's too;
-    #: Rust's derive macros as nodes, and ``use a::{self as b}``. 11: a Rust path's
-    #: members through a glob (``Config::load`` when a glob brings in ``Config``); a
-    #: proc-macro crate's macros, ``#[macro_export]`` macros at the root, ``bitflags!`` structs.
-    revision = 11
+    #: Rust's derive macros as nodes, and ``use a::{self as b}``. (A language whose
+    #: analysis alone changes bumps its own class's, so no other is analysed again.)
+    revision = 10
     suffixes: ClassVar[dict[str, str]] = {}  # file suffix -> grammar name
     spec_name = ""
 
@@ -2004,6 +2003,10 @@ class RustAnalyzer(TreeSitterAnalyzer):
     languages = ("rust",)
     suffixes: ClassVar[dict[str, str]] = {".rs": "rust"}
     spec_name = "rust"
+    #: 11: ``bitflags!`` structs, proc macros' kinds, ``#[macro_export]`` marked, calls by
+    #: another crate's path; what the indexer resolves changed too (members through a
+    #: glob, a type's derived methods), which takes analysing the files again.
+    revision = 11
 
 
 class JavaAnalyzer(TreeSitterAnalyzer):
