@@ -71,6 +71,22 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert f"nodes 0 new, 0 revised, 0 retired, {nodes} unchanged" in forced
 
 
+def test_index_path_help_and_errors_read_as_the_command_is_typed(
+    tmp_path: Path, repo: Path
+) -> None:
+    """`index PATH --help` and a wrong option show `cleveragents index [OPTIONS] PATH`
+    (not the hidden command it runs) and point to `cleveragents index PATH --help`."""
+    home = tmp_path / "home"
+    shown = _run(home, "index", str(repo), "--help").stdout
+    assert shown.startswith("Usage: cleveragents index [OPTIONS] PATH\n")
+    assert "--no-wait" in shown
+    wrong = _run(home, "index", str(repo), "--bogus", check=False)
+    assert wrong.returncode == 2
+    assert "Usage: cleveragents index [OPTIONS] PATH" in wrong.stderr
+    assert "Try 'cleveragents index PATH --help' for help." in wrong.stderr
+    assert "build" not in wrong.stderr
+
+
 def test_a_run_waits_for_another_process_indexing_the_same_resource(
     tmp_path: Path, repo: Path
 ) -> None:

@@ -25,6 +25,25 @@ class _PathOrCommand(click.Group):
         return super().parse_args(ctx, args)
 
 
+class _PathCommand(click.Command):
+    """The command ``index PATH`` runs (``build``, hidden): its usage line reads as a
+    user types it, ``cleveragents index [OPTIONS] PATH``, and an error's hint says
+    ``Try 'cleveragents index PATH --help'``."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        return super().make_context("PATH", args, parent, **extra)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        group = ctx.parent.command_path if ctx.parent is not None else ctx.command_path
+        formatter.write_usage(group, " ".join(self.collect_usage_pieces(ctx)))
+
+
 @click.group(cls=_PathOrCommand)
 def index() -> None:
     """Index a code base: `cleveragents index PATH [--project NAME] [--force] [--watch] [--json]`.
@@ -128,7 +147,7 @@ def _surprising_skips(skipped: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
-@index.command("build", hidden=True)
+@index.command("build", hidden=True, cls=_PathCommand)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
     "--project", "project", default=None, help="Project to index into (default: folder name)."
