@@ -879,6 +879,37 @@ def test_a_java_class_of_a_package_imported_on_demand_that_comes_and_goes_is_fol
     assert run.files_dependent == 1 and edges[run_uri][1] == []
 
 
+def test_a_java_static_method_imported_on_demand_that_comes_and_goes_is_followed(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``import static lib.Checks.*;`` in another folder's file: a plain ``require(…)``
+    names ``Checks.require`` when the class declares it, nothing while it does not (the
+    guess of ``org.junit.Assert.require`` neither); each refresh gives a cold index's
+    edges."""
+    root = tmp_path / "static"
+    (root / "lib").mkdir(parents=True)
+    (root / "app").mkdir()
+    checks = root / "lib" / "Checks.java"
+    declared = "package lib;\npublic class Checks {\n    public static void require() {}\n}\n"
+    checks.write_text(declared)
+    (root / "app" / "Main.java").write_text(
+        "package app;\nimport static lib.Checks.*;\nimport static org.junit.Assert.*;\n"
+        "class Main {\n    void run() { require(); }\n}\n"
+    )
+    service.index_resource(RESOURCE_A, root, project="static")
+    run_uri = "https://cleveragents.ai/r/R/app/Main.java#Main.run"
+    edges = _current_edges(service, "static", RESOURCE_A)
+    assert edges[run_uri][1] == ["https://cleveragents.ai/r/R/lib/Checks.java#Checks.require"]
+    checks.write_text(declared.replace("require", "ensure"))
+    _, refreshed = _refreshed_as_cold(service, root, "static", tmp_path / "c1", monkeypatch)
+    assert refreshed[run_uri][1] == []
+    checks.write_text(declared)
+    run, refreshed = _refreshed_as_cold(service, root, "static", tmp_path / "c2", monkeypatch)
+    assert run.files_dependent == 1 and refreshed == edges
+
+
 def test_an_inherited_method_a_refresh_adds_or_removes_is_followed(
     service: RepoIndexingService,
     tmp_path: Path,

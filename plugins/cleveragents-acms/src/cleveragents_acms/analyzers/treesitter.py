@@ -42,6 +42,7 @@ from cleveragents_acms.analyzers._common import (
     GUESSED_TARGETS,
     IMPLEMENTS,
     INHERITS_FROM,
+    JAVA_KEY,
     MACRO_EXPORT,
     MACRO_KEY,
     MODULE_EXPORT,
@@ -245,6 +246,9 @@ class _FileBuilder:
         self.heritage_guesses: set[str] = set()
         #: The packages a Java file imports on demand (``import java.util.*;``), in order.
         self.on_demand: list[str] = []
+        #: Java: the classes whose static members it imports on demand (``import static
+        #: org.junit.Assert.*;``), in order.
+        self.static_on_demand: list[str] = []
         #: Go: a type's container rendering inputs, to add the methods declared later.
         self.go_containers: dict[str, tuple[UKONode, str, str, list[_Member]]] = {}
         self.go_methods: dict[str, list[_Member]] = {}
@@ -1278,6 +1282,8 @@ class _FileBuilder:
                 self.bindings[bound] = full
             elif full and self.spec.name == "java" and "static" not in text.split(" ", 2)[:2]:
                 self.on_demand.append(full)  # ``import java.util.*;``
+            elif full and self.spec.name == "java":
+                self.static_on_demand.append(full)  # ``import static app.Checks.*;``
         module = targets[0] if targets else text
         edges = [(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)]
         self.module_edges.extend(edges)
@@ -1539,6 +1545,13 @@ class _FileBuilder:
                     outer = self.scoped(entry.owner.rpartition(".")[0], dotted)
                     target = outer.uri if outer is not None else None
                 target = target or self.same_package(dotted, method)
+                if target is None and self.static_on_demand and "." not in dotted:
+                    # ``import static app.Checks.*;``: a plain call nothing else answers
+                    # may be any such class's, guessed (``java:app.Checks.require``).
+                    entry.node.edges.extend(
+                        (DEPENDS_ON, f"{SYMBOL}{JAVA_KEY}{cls}.{dotted}")
+                        for cls in self.static_on_demand
+                    )
                 if target is not None and target != entry.node.uri:
                     entry.node.edges.append((DEPENDS_ON, target))
             entry.node.edges = dedupe(entry.node.edges)
@@ -2016,3 +2029,6 @@ class JavaAnalyzer(TreeSitterAnalyzer):
     languages = ("java",)
     suffixes: ClassVar[dict[str, str]] = {".java": "java"}
     spec_name = "java"
+    #: 11: a plain call guesses the classes whose static members the file imports on
+    #: demand (``import static a.Checks.*;``).
+    revision = 11

@@ -450,20 +450,29 @@ def _guessing_files(
     it: each file's module node lists its guesses (``PACKAGE_GUESSES``), so only the
     files of the package (same folder and language) that made the guess are analysed
     again, not the whole package, and the Java files that import a package the name may
-    be of on demand (``import a.b.*;``, an edge to ``symbol:a.b``). A file whose module
-    node has no list (indexed before there was one) may have made it.
+    be of on demand (``import a.b.*;``, an edge to ``symbol:a.b``), and those that import
+    a class's static members on demand (``import static a.b.Checks.*;``, an edge to the
+    class). A file whose module node has no list (indexed before there was one) may have
+    made it.
     """
     if not guessed:
         return set()
     nodes = index.nodes
     folders = {(path.rpartition("/")[0], path.rpartition(".")[2]) for path in guessed.values()}
     package = {p for p in present if (p.rpartition("/")[0], p.rpartition(".")[2]) in folders}
-    imported = {
-        SYMBOL + ".".join(parts[:i])
+    prefixes = {
+        ".".join(parts[:i])
         for key in guessed
         if key.startswith(JAVA_KEY)
         for parts in [key[len(JAVA_KEY) :].split(".")]
         for i in range(1, len(parts))
+    }
+    imported = {SYMBOL + prefix for prefix in prefixes}
+    # ``import static a.Checks.*;`` points to the class itself once resolved.
+    imported |= {
+        n.uri
+        for n in nodes.nodes_named([resource_id], {short_name(p) for p in prefixes})
+        if n.path.endswith(".java") and n.properties.get("fqname") in prefixes
     }
     if imported:
         package |= {p for p in _pointing_to(index, resource_id, imported) if p.endswith(".java")}
