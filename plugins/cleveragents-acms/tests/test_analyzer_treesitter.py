@@ -1283,6 +1283,43 @@ def test_rust_bitflags_declare_their_structs_and_flags() -> None:
     assert ("uko:dependsOn", uri("src/flags.rs", "Modules")) in user[""].edges
 
 
+def test_rust_calls_on_typed_locals_and_fields_name_the_types_methods() -> None:
+    """``let x: T``, ``let x = T::new()`` (a constructor by custom) and a field of the
+    impl's struct (``self.model.add()``) give the variable's type, as a parameter's does;
+    ``T::parse()`` may give anything, and a standard type's call makes no edge."""
+    rel = "src/lib.rs"
+    nodes = nodes_of(
+        RustAnalyzer(),
+        rel,
+        """\
+        use crate::model::Model;
+
+        pub struct Checker<'a> {
+            model: &'a Model,
+        }
+
+        impl<'a> Checker<'a> {
+            pub fn run(&self, other: &Model) {
+                self.model.add("x");
+                other.seen();
+                let made = Model::with_name("m");
+                made.flags();
+                let typed: Model = make();
+                typed.scope();
+                let parsed = Model::parse("x");
+                parsed.anything();
+                let mut v = Vec::<u8>::new();
+                v.push(1);
+            }
+        }
+        """,
+    )
+    assert nodes["Checker.run"].edges == [
+        ("uko:dependsOn", f"symbol:crate.model.Model.{method}")
+        for method in ("add", "seen", "with_name", "flags", "scope", "parse")
+    ]
+
+
 def test_rust_derives_give_their_types_the_traits_methods() -> None:
     """``#[derive(…)]``, in a ``cfg_attr`` too and by a path, gives the type the methods
     of the standard library's and serde's traits; others (``Copy``, a crate's own) none."""

@@ -136,7 +136,8 @@ def _parser(name: str) -> Any:
 #: Variables declared with a named type, by language: ``@name`` and ``@type`` (or, for
 #: Java's ``var x = new Foo()``, ``@value``; JavaScript's ``new Foo()`` is its type).
 #: Fields (``@field``; TypeScript's constructor parameter properties too) hold for the
-#: whole file, a Go struct's by the struct's name (``@struct``).
+#: whole file, a Go or Rust struct's by the struct's name (``@struct``). Rust's ``let x =
+#: Type::new()`` names the type as ``@type`` and the function as ``@constructor``.
 _TYPED_VARIABLES = {
     "java": """
         (local_variable_declaration type: (_) @type
@@ -169,7 +170,18 @@ _TYPED_VARIABLES = {
         (field_definition property: (property_identifier) @field
           value: (new_expression constructor: (_) @type))
     """,
+    "rust": """
+        (let_declaration pattern: (identifier) @name type: (_) @type)
+        (let_declaration pattern: (identifier) @name
+          value: (call_expression function: (scoped_identifier path: (_) @type
+            name: (identifier) @constructor)))
+        (struct_item name: (type_identifier) @struct body: (field_declaration_list
+          (field_declaration name: (field_identifier) @field type: (_) @type)))
+    """,
 }
+#: Rust: the associated functions ``let x = Type::f(…)`` takes to make a ``Type``
+#: (``Type::parse(…)`` may give anything; these, by custom, give the type itself).
+_RUST_CONSTRUCTORS = re.compile(r"new|default|from|(new|with)_\w+")
 
 
 @cache
@@ -1432,6 +1444,9 @@ class _FileBuilder:
                 and value[0].type == "object_creation_expression"
             ):
                 type_node = value[0].child_by_field_name("type") or type_node
+            constructor = captures.get("constructor")
+            if constructor and not _RUST_CONSTRUCTORS.fullmatch(self.text(constructor[0])):
+                continue
             type_name = _named_type(self.text(type_node))
             if type_name is None:
                 continue
@@ -1732,6 +1747,9 @@ class _FileBuilder:
         if head == "this":
             kind = fields.get(member) if called else None
             return f"{kind}.{called}" if kind else None
+        if head == "self" and self.spec.name == "rust":  # a field of the impl's struct
+            kind = fields.get(f"{entry.owner}.{member}") if called and entry.owner else None
+            return f"{kind}.{called}" if kind else None
         if entry.types is None:
             entry.types = {**entry.locals, **self.parameter_types(entry.declaration)}
         if not called:
@@ -2017,8 +2035,9 @@ class RustAnalyzer(TreeSitterAnalyzer):
     suffixes: ClassVar[dict[str, str]] = {".rs": "rust"}
     spec_name = "rust"
     #: 11: ``bitflags!`` structs, proc macros' kinds, ``#[macro_export]`` marked, calls by
-    #: another crate's path; what the indexer resolves changed too (members through a
-    #: glob, a type's derived methods), which takes analysing the files again.
+    #: another crate's path, calls on ``let x: T`` / ``T::new()`` locals and on fields of
+    #: ``self``; what the indexer resolves changed too (members through a glob, a type's
+    #: derived methods), which takes analysing the files again.
     revision = 11
 
 
