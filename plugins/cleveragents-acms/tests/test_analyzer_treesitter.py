@@ -1283,6 +1283,43 @@ def test_rust_bitflags_declare_their_structs_and_flags() -> None:
     assert ("uko:dependsOn", uri("src/flags.rs", "Modules")) in user[""].edges
 
 
+def test_go_calls_on_a_constructors_result_name_the_types_methods() -> None:
+    """``r := bufio.NewReader(f)`` makes a ``bufio.Reader`` and ``s, err := NewServer()``
+    a ``Server``, as Go names its constructors: calls on them are the types' methods;
+    ``errors.New`` names no type."""
+    rel = "app/main.go"
+    nodes = nodes_of(
+        GoAnalyzer(),
+        rel,
+        """\
+        package main
+
+        import "bufio"
+
+        type Server struct{}
+
+        func NewServer() (*Server, error) { return &Server{}, nil }
+
+        func (s *Server) Run() {}
+
+        func main() {
+        \tr := bufio.NewReader(nil)
+        \tr.ReadString('x')
+        \ts, err := NewServer()
+        \ts.Run()
+        \te := errors.New("x")
+        \te.Error()
+        }
+        """,
+    )
+    assert nodes["main"].edges == [
+        ("uko:dependsOn", "symbol:bufio.NewReader"),
+        ("uko:dependsOn", "symbol:bufio.Reader.ReadString"),
+        ("uko:dependsOn", uri(rel, "NewServer")),
+        ("uko:dependsOn", uri(rel, "Server.Run")),
+    ]
+
+
 def test_rust_calls_on_typed_locals_and_fields_name_the_types_methods() -> None:
     """``let x: T``, ``let x = T::new()`` (a constructor by custom) and a field of the
     impl's struct (``self.model.add()``) give the variable's type, as a parameter's does;

@@ -152,6 +152,8 @@ _TYPED_VARIABLES = {
             (unary_expression operand: (composite_literal type: (_) @type))] .))
         (type_spec name: (type_identifier) @struct type: (struct_type (field_declaration_list
           (field_declaration name: (field_identifier) @field type: (_) @type))))
+        (short_var_declaration left: (expression_list . (identifier) @name)
+          right: (expression_list . (call_expression function: (_) @constructor)))
     """,
     "typescript": """
         (variable_declarator name: (identifier) @name type: (type_annotation (_) @type))
@@ -179,6 +181,9 @@ _TYPED_VARIABLES = {
           (field_declaration name: (field_identifier) @field type: (_) @type)))
     """,
 }
+#: Go: a function named ``New`` and a type's name makes one (``NewReader`` a ``Reader``,
+#: ``bufio.NewReader`` a ``bufio.Reader``), as Go's own packages name them.
+_GO_CONSTRUCTOR = re.compile(r"(?:(\w+)\.)?New([A-Z]\w*)")
 #: Rust: the associated functions ``let x = Type::f(…)`` takes to make a ``Type``
 #: (``Type::parse(…)`` may give anything; these, by custom, give the type itself).
 _RUST_CONSTRUCTORS = re.compile(r"new|default|from|(new|with)_\w+")
@@ -1431,25 +1436,31 @@ class _FileBuilder:
     ) -> dict[str, str]:
         """Add the local variables declared with a named type to the callables they are
         declared in (``StringBuilder sb = …``, ``var x = new Foo()``, ``var a Foo``, ``d :=
-        &Baz{}``), after their parameters; return the file's fields by name (a name
-        declared with two types is left out), a Go struct's as ``Struct.field``."""
+        &Baz{}``, ``r := bufio.NewReader(f)``, ``let x = Foo::new()``), after their
+        parameters; return the file's fields by name (a name declared with two types is
+        left out), a Go or Rust struct's as ``Struct.field``."""
         fields: dict[str, str] = {}
         clashing: set[str] = set()
         for captures in declared:
-            type_node = captures["type"][0]
-            value = captures.get("value")
-            if (
-                self.text(type_node) == "var"
-                and value
-                and value[0].type == "object_creation_expression"
-            ):
-                type_node = value[0].child_by_field_name("type") or type_node
             constructor = captures.get("constructor")
-            if constructor and not _RUST_CONSTRUCTORS.fullmatch(self.text(constructor[0])):
-                continue
-            type_name = _named_type(self.text(type_node))
-            if type_name is None:
-                continue
+            if constructor and "type" not in captures:  # Go's ``x := pkg.NewFoo()``
+                type_name = _go_constructed(self.text(constructor[0]))
+                if type_name is None:
+                    continue
+            else:
+                type_node = captures["type"][0]
+                value = captures.get("value")
+                if (
+                    self.text(type_node) == "var"
+                    and value
+                    and value[0].type == "object_creation_expression"
+                ):
+                    type_node = value[0].child_by_field_name("type") or type_node
+                if constructor and not _RUST_CONSTRUCTORS.fullmatch(self.text(constructor[0])):
+                    continue
+                type_name = _named_type(self.text(type_node))
+                if type_name is None:
+                    continue
             if "field" in captures:
                 name = self.text(captures["field"][0])
                 if "struct" in captures:
@@ -1863,6 +1874,16 @@ def _is_default(export: Node) -> bool:
     return any(child.type == "default" for child in export.children)
 
 
+def _go_constructed(function: str) -> str | None:
+    """The type a Go constructor's name says it makes (``bufio.NewReader`` ->
+    ``bufio.Reader``); None for any other function."""
+    made = _GO_CONSTRUCTOR.fullmatch(function)
+    if made is None:
+        return None
+    package, kind = made.groups()
+    return f"{package}.{kind}" if package else kind
+
+
 def _named_type(text: str) -> str | None:
     """The type a variable is declared with, if it is a named one whose methods a call on
     the variable reaches (``*cobra.Command`` -> ``cobra.Command``, ``List<String>`` ->
@@ -2025,6 +2046,8 @@ class GoAnalyzer(TreeSitterAnalyzer):
     languages = ("go",)
     suffixes: ClassVar[dict[str, str]] = {".go": "go"}
     spec_name = "go"
+    #: 11: a call on what a constructor made (``r := bufio.NewReader(f)``) is the type's.
+    revision = 11
 
 
 class RustAnalyzer(TreeSitterAnalyzer):
