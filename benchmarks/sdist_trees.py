@@ -3,7 +3,8 @@
 Each fetches source distributions once through PyPI's JSON API (nothing is built),
 measures a peer that only parses the tree's files on every core, a cold index through
 the command as a user runs it, and what the tree's names resolve to in the process; this
-module holds the fetching, the peer's pool, the cold index and the report.
+module holds the fetching, the peer's pool, the cold index, the analysis and timed
+resolution in the process, and the report.
 """
 
 from __future__ import annotations
@@ -99,6 +100,29 @@ def cold_index(root: Path, project: str) -> dict[str, Any]:
         "nodes": result["index"]["node_count"],
         "phases_s": {k: round(v, 3) for k, v in result["run"]["phases"].items()},
     }
+
+
+def analysed(root: Path, files: Iterable[Path], analyzer_for: Callable[[Path], Any]) -> list[Any]:
+    """The nodes ``analyzer_for(path)`` gives each of ``files`` (below ``root``), in this
+    process, as the indexer's workers analyse them."""
+    nodes: list[Any] = []
+    for path in files:
+        relative = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found = analyzer_for(path).analyze(
+            path, text, resource_id=RESOURCE_ID, relative_path=relative
+        )
+        nodes.extend(found.nodes)
+    return nodes
+
+
+def timed_resolution(nodes: list[Any]) -> tuple[int, float]:
+    """``resolve_edges(nodes)`` (in place): the edges it resolved and its seconds."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    started = time.perf_counter()
+    resolved = resolve_edges(nodes)
+    return resolved, time.perf_counter() - started
 
 
 def arguments(doc: str) -> argparse.Namespace:

@@ -30,18 +30,18 @@ from __future__ import annotations
 
 import functools
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sdist_trees import (
-    RESOURCE_ID,
+    analysed,
     arguments,
     measure_trees,
     parse_file,
     parsed_on_every_core,
     report,
+    timed_resolution,
 )
 
 SDISTS = (("jpype1", "1.7.1"),)
@@ -56,18 +56,11 @@ def parse_only_seconds(root: Path) -> float:
 def resolution(root: Path) -> dict[str, Any]:
     """The tree's Java files analysed and resolved here; what the edges reach."""
     from cleveragents_acms.analyzers.treesitter import JavaAnalyzer
-    from cleveragents_acms.indexing.resolve import resolve_edges
 
-    analyzer, nodes = JavaAnalyzer(), []
-    for path in sorted(root.rglob("*.java")):
-        relative = path.relative_to(root).as_posix()
-        text = path.read_text(encoding="utf-8", errors="replace")
-        found = analyzer.analyze(path, text, resource_id=RESOURCE_ID, relative_path=relative)
-        nodes.extend(found.nodes)
+    analyzer = JavaAnalyzer()
+    nodes = analysed(root, sorted(root.rglob("*.java")), lambda _: analyzer)
     packages = {n.properties["package"] for n in nodes if n.properties.get("package")}
-    started = time.perf_counter()
-    resolved = resolve_edges(nodes)
-    seconds = time.perf_counter() - started
+    resolved, seconds = timed_resolution(nodes)
     to_nodes = bases = unresolved = naming = 0
     for node in nodes:
         for predicate, target in node.edges:

@@ -30,18 +30,19 @@ from __future__ import annotations
 
 import functools
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sdist_trees import (
     RESOURCE_ID,
+    analysed,
     arguments,
     measure_trees,
     parse_file,
     parsed_on_every_core,
     report,
+    timed_resolution,
 )
 
 SDISTS = (("orjson", "3.13.0"), ("ruff", "0.17.6"))
@@ -55,18 +56,12 @@ def parse_only_seconds(root: Path) -> float:
 def resolution(root: Path) -> dict[str, Any]:
     """The tree's Rust files analysed and resolved here; what the edges reach."""
     from cleveragents_acms.analyzers.treesitter import RustAnalyzer
-    from cleveragents_acms.indexing.resolve import resolve_edges, rust_crate, rust_crate_name
+    from cleveragents_acms.indexing.resolve import rust_crate, rust_crate_name
 
-    analyzer, nodes = RustAnalyzer(), []
-    for path in sorted(root.rglob("*.rs")):
-        relative = path.relative_to(root).as_posix()
-        text = path.read_text(encoding="utf-8", errors="replace")
-        found = analyzer.analyze(path, text, resource_id=RESOURCE_ID, relative_path=relative)
-        nodes.extend(found.nodes)
+    analyzer = RustAnalyzer()
+    nodes = analysed(root, sorted(root.rglob("*.rs")), lambda _: analyzer)
     before = {n.uri: list(n.edges) for n in nodes}
-    started = time.perf_counter()
-    resolved = resolve_edges(nodes)
-    seconds = time.perf_counter() - started
+    resolved, seconds = timed_resolution(nodes)
     names = {rust_crate_name(c) for n in nodes if (c := rust_crate(n.path))} - {None}
     crossing = unresolved = naming = 0
     for node in nodes:

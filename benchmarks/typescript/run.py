@@ -28,18 +28,18 @@ For each tree it measures, in one run:
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sdist_trees import (
-    RESOURCE_ID,
+    analysed,
     arguments,
     measure_trees,
     parse_file,
     parsed_on_every_core,
     report,
+    timed_resolution,
 )
 
 SDISTS = (("bokeh", "3.10.2"), ("jupyterlab", "4.6.6"))
@@ -76,7 +76,7 @@ def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
     from cleveragents_acms.analyzers.packages import is_script_manifest
     from cleveragents_acms.analyzers.text import GenericTextAnalyzer
     from cleveragents_acms.analyzers.treesitter import JavaScriptAnalyzer, TypeScriptAnalyzer
-    from cleveragents_acms.indexing.resolve import SCRIPT_EXPORT, resolve_edges, symbol_keys
+    from cleveragents_acms.indexing.resolve import SCRIPT_EXPORT, symbol_keys
 
     typescript, javascript, text = TypeScriptAnalyzer(), JavaScriptAnalyzer(), GenericTextAnalyzer()
     manifests = [
@@ -84,26 +84,17 @@ def resolution(root: Path, files: list[Path]) -> dict[str, Any]:
         for p in root.rglob("*.json")
         if is_script_manifest(p.name) and "node_modules" not in p.parts
     ]
-    nodes = []
-    for path in [*files, *manifests]:
-        analyzer = (
-            text
-            if path.suffix == ".json"
-            else typescript
-            if path.suffix in _TYPESCRIPT
-            else javascript
-        )
-        relative = path.relative_to(root).as_posix()
-        content = path.read_text(encoding="utf-8", errors="replace")
-        nodes.extend(
-            analyzer.analyze(path, content, resource_id=RESOURCE_ID, relative_path=relative).nodes
-        )
+
+    def analyzer_for(path: Path) -> Any:
+        if path.suffix == ".json":
+            return text
+        return typescript if path.suffix in _TYPESCRIPT else javascript
+
+    nodes = analysed(root, [*files, *manifests], analyzer_for)
     keys = {key for node in nodes for key in symbol_keys(node)}
     packages = {n.properties["exported_as"] for n in nodes if n.properties.get("exported_as")}
     before = {n.uri: list(n.edges) for n in nodes}
-    started = time.perf_counter()
-    resolved = resolve_edges(nodes)
-    seconds = time.perf_counter() - started
+    resolved, seconds = timed_resolution(nodes)
     scripts = [n for n in nodes if n.path.endswith(_TYPESCRIPT + _JAVASCRIPT)]
     resolved_here = through = unresolved = naming = 0
     for node in scripts:
