@@ -194,7 +194,7 @@ def index_resource(
     def waiting(pid: int) -> None:
         click.echo(
             f"waiting for process {pid}, which is indexing {resource.label} into project "
-            f"{project} (Ctrl-C to stop; --no-wait fails at once)",
+            f"{project} (Ctrl-C to stop)",
             err=True,
         )
 

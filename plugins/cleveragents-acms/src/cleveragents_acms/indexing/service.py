@@ -339,18 +339,9 @@ class RepoIndexingService:
             raise ValidationError("project name is required")
         self.cleanup_stale_indexing()
         analyzers = analyzer_versions(self.analyzer_specs())  # raises before the claim
-        deadline, told = time.monotonic() + wait, False
-        while True:
-            try:
-                index_id, previous, built_with = self._claim(resource_id, project, root.resolve())
-                break
-            except IndexBusy as busy:
-                if time.monotonic() >= deadline:
-                    raise
-                if on_wait is not None and not told:
-                    on_wait(busy.pid)
-                    told = True
-                time.sleep(min(_CLAIM_POLL_S, max(0.0, deadline - time.monotonic())))
+        index_id, previous, built_with = self._claim_waiting(
+            resource_id, project, root.resolve(), wait, on_wait
+        )
         run = IndexRun()
         # Asked for, or after a run that stopped (its text may be ahead of the node store):
         # the text index gets every document of the files analysed, not only those that
@@ -580,6 +571,28 @@ class RepoIndexingService:
                 .values(root_path=str(root), **me)
             )
             return row["index_id"], row["status"], row["analyzers"]
+
+    def _claim_waiting(
+        self,
+        resource_id: str,
+        project: str,
+        root: Path,
+        wait: float,
+        on_wait: Callable[[int], None] | None,
+    ) -> tuple[str, str | None, str | None]:
+        """:meth:`_claim`, tried again while another live process holds the row, for up to
+        ``wait`` seconds; ``on_wait`` is told that process's id once."""
+        deadline, told = time.monotonic() + wait, False
+        while True:
+            try:
+                return self._claim(resource_id, project, root)
+            except IndexBusy as busy:
+                if time.monotonic() >= deadline:
+                    raise
+                if on_wait is not None and not told:
+                    on_wait(busy.pid)
+                    told = True
+                time.sleep(min(_CLAIM_POLL_S, max(0.0, deadline - time.monotonic())))
 
     def _set_status(self, index_id: str, status: str, message: str | None) -> None:
         with self.database.engine.begin() as conn:
