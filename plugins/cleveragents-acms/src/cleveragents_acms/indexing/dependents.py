@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 from cleveragents_acms.analyzers._common import (
     DERIVED_KEY,
     JAVA_KEY,
-    MACRO_KEY,
     PACKAGE_GUESSES,
     PROC_MACRO,
 )
@@ -63,6 +62,7 @@ from cleveragents_acms.indexing.resolve import (
     rust_bindings,
     rust_crate,
     rust_crate_name,
+    rust_fallback_path,
     rust_module_files,
     script_aliases,
     script_exports,
@@ -262,10 +262,8 @@ def _name_targets(
     targets |= proc_macros
     if any(n.path.endswith(".rs") for n in [*new, *renamed]):
         coming = {t[len(SYMBOL) :] for t in targets if t.startswith(SYMBOL)}
-        # A ``#[macro_export]`` macro answers its crate's root path besides, and a type the
-        # methods its ``#[derive]`` gives (``resolve._RustPaths._follow``).
-        coming |= {c[len(MACRO_KEY) :] for c in coming if c.startswith(MACRO_KEY + "crate.")}
-        coming |= {c[len(DERIVED_KEY) :] for c in coming if c.startswith(DERIVED_KEY)}
+        # An exported macro's or a derive's key stands for a path (``resolve._RustPaths``).
+        coming |= {path for c in coming if (path := rust_fallback_path(c))}
         targets |= _rust_aliases(nodes, resource_id, now, coming)
     return targets, guessed
 

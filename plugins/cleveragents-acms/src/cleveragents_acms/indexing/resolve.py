@@ -59,6 +59,7 @@ __all__ = [
     "resolve_edges",
     "resolves",
     "rust_bindings",
+    "rust_fallback_path",
     "rust_module",
     "rust_module_files",
     "rust_paths",
@@ -120,6 +121,24 @@ def symbol_keys(node: UKONode) -> set[str]:
         methods = derived_methods(node.properties["decorators"])
         keys |= {f"{DERIVED_KEY}{key}.{method}" for key in keys for method in methods}
     return keys
+
+
+#: What a Rust node answers besides its paths, looked up when no node answers a path
+#: itself (``_RustPaths._follow``): a ``#[macro_export]`` macro at its crate's root
+#: (``macro:crate.write``: macros have a namespace of their own), a type for the methods
+#: its ``#[derive]`` gives (``derived:crate.range.TextRange.default``).
+_RUST_FALLBACKS = (MACRO_KEY, DERIVED_KEY)
+
+
+def rust_fallback_path(key: str) -> str | None:
+    """The Rust path one of those keys answers for (``macro:crate.write`` ->
+    ``crate.write``), so a refresh looks for references by it; None for any other key
+    (``macro:square``, a macro's name alone, is no path)."""
+    for prefix in _RUST_FALLBACKS:
+        if key.startswith(prefix):
+            path = key[len(prefix) :]
+            return path if prefix == DERIVED_KEY or path.startswith("crate.") else None
+    return None
 
 
 #: The Rust nodes a ``#[derive(…)]`` gives methods.
@@ -724,14 +743,11 @@ class _RustPaths:
         head, _, rest = key.partition(".")
         if head in self._named:  # another crate's path (``ruff_python_ast::Expr``)
             key, crate = f"crate.{rest}" if rest else "crate", self._named[head]
-        # A ``#[macro_export]`` macro is at its crate's root too, in a namespace of its
-        # own: ``crate::write`` is the crate's ``fn write`` if it has one, else the macro;
-        # a method no node declares may be one a ``#[derive]`` gives the type.
-        found = (
-            self._table.get(key)
-            or self._table.get(MACRO_KEY + key)
-            or self._table.get(DERIVED_KEY + key)  # ``TextRange::default()``: the type
-        )
+        # ``crate::write`` is the crate's ``fn write`` if it has one, else the exported
+        # macro; ``TextRange::default()`` a method declared, else the deriving type (the
+        # keys of ``_RUST_FALLBACKS``, spelled out: this runs for every hop of every path).
+        table = self._table
+        found = table.get(key) or table.get(MACRO_KEY + key) or table.get(DERIVED_KEY + key)
         if found:
             found = {uri for uri in found if self._crates.get(uri, "") == crate}
         if found or hops == 0:
