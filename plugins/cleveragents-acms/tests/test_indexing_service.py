@@ -1210,6 +1210,61 @@ def test_rust_macros_at_a_crate_root_and_members_through_globs_resolve_from_anot
     assert refreshed == edges
 
 
+def test_a_rust_method_a_trait_gives_by_default_resolves_through_the_types_impl(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``e.start()`` for an ``e: &Expr`` in crate ``app`` reaches the default ``fn start``
+    of crate ``text``'s trait ``Ranged``, which crate ``ast`` implements for ``Expr`` in
+    another file than the struct's, naming the trait by its path (``impl
+    text::Ranged for Expr``). Taking the default method, then the impl, out and back,
+    and giving ``Expr`` a ``start`` of its own, each refresh gives a cold index's edges."""
+    root = tmp_path / "traits"
+    text, ast, app = _crate_folders(root, "text", "ast", "app")
+    (text / "lib.rs").write_text("mod traits;\npub use traits::Ranged;\n")
+    trait = text / "traits.rs"
+    trait_source = (
+        "pub trait Ranged {\n    fn range(&self) -> u32;\n\n"
+        "    fn start(&self) -> u32 {\n        self.range()\n    }\n}\n"
+    )
+    trait.write_text(trait_source)
+    (ast / "lib.rs").write_text("pub mod nodes;\nmod generated;\npub use nodes::Expr;\n")
+    nodes = ast / "nodes.rs"
+    new = "    pub fn new() -> Expr {\n        Expr\n    }\n"
+    nodes_source = f"pub struct Expr;\n\nimpl Expr {{\n{new}}}\n"
+    nodes.write_text(nodes_source)
+    generated = ast / "generated.rs"
+    generated_source = (
+        "use crate::nodes::Expr;\n\nimpl text::Ranged for Expr {\n"
+        "    fn range(&self) -> u32 {\n        0\n    }\n}\n"
+    )
+    generated.write_text(generated_source)
+    (app / "main.rs").write_text("use ast::Expr;\n\nfn main(e: &Expr) -> u32 {\n    e.start()\n}\n")
+    service.index_resource(RESOURCE_A, root, project="traits")
+    base = "https://cleveragents.ai/r/R/crates/"
+    main = f"{base}app/src/main.rs#main"
+    edges = _current_edges(service, "traits", RESOURCE_A)
+    assert edges[main][1] == [f"{base}text/src/traits.rs#Ranged.start"]
+    impl = f"{base}ast/src/generated.rs#Expr~impl~text.Ranged"
+    assert f"{base}text/src/traits.rs#Ranged" in edges[impl][1]
+    default = "\n\n    fn start(&self) -> u32 {\n        self.range()\n    }"
+    own = "    pub fn start(&self) -> u32 {\n        1\n    }\n\n"
+    steps = [
+        (trait, trait_source.replace(default, ""), "symbol:ast.Expr.start"),
+        (generated, "use crate::nodes::Expr;\n", "symbol:ast.Expr.start"),
+        (nodes, nodes_source.replace(new, own + new), f"{base}ast/src/nodes.rs#Expr.start"),
+    ]
+    for step, (path, changed, target) in enumerate(steps):
+        source = path.read_text()
+        path.write_text(changed)
+        home = tmp_path / f"changed-{step}"
+        _, refreshed = _refreshed_as_cold(service, root, "traits", home, monkeypatch)
+        assert refreshed[main][1] == [target]
+        path.write_text(source)
+        home = tmp_path / f"back-{step}"
+        _, refreshed = _refreshed_as_cold(service, root, "traits", home, monkeypatch)
+        assert refreshed == edges
+
+
 def test_a_rust_call_by_another_crates_path_resolves_without_a_use(
     service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

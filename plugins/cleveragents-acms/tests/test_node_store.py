@@ -66,22 +66,31 @@ def test_renderings_round_trip_and_rows_of_the_older_zlib_format_still_read(
 
 
 def test_the_nodes_a_refresh_lists_by_type_come_from_their_own_index(tmp_path: Path) -> None:
-    """Rust ``use`` and crate roots and TypeScript ``export … from`` nodes, which a
-    refresh reads all of, are read through an index of theirs alone (a scan of the
-    resource's nodes took 0.2 s on a 260k-node index), and a store made before that index
-    gains it when next written, and loses the one it had before crates were listed."""
+    """Rust ``use``, ``impl`` and crate roots and TypeScript ``export … from`` nodes,
+    which a refresh reads all of, are read through an index of theirs alone (a scan of
+    the resource's nodes took 0.2 s on a 260k-node index), and a store made before that
+    index gains it when next written, and loses the ones it had before crates, then
+    ``impl`` blocks, were listed."""
     store = NodeStore(tmp_path / "nodes.db")
     nodes = [_node(f"pkg/module_{i}.py", f"function_{i}") for i in range(2000)]
     for node in nodes[:3]:
         node.uko_type = "uko-ts:Export"
+    for node in nodes[3:5]:  # an ``impl Trait for Type`` block, and one of the type's own
+        node.uko_type = "uko-rs:Impl"
+        node.edges = [("uko-rs:implFor", "symbol:Type")]
+    nodes[3].edges.append(("uko-rs:implementsTrait", "symbol:Trait"))
     store.begin()
     store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
     store.commit()
-    store._db.execute("DROP INDEX nodes_current_listed_types")  # as an earlier version made it
-    store._db.execute(  # ... with its listed types' index of before
-        "CREATE INDEX nodes_current_listed ON nodes(resource_id, uko_type) WHERE is_current = 1"
-        " AND uko_type IN ('uko-rs:Use', 'uko-ts:Export')"
-    )
+    store._db.execute("DROP INDEX nodes_current_of_listed_types")  # as earlier versions made it
+    for name, listed in (
+        ("nodes_current_listed", "'uko-rs:Use', 'uko-ts:Export'"),
+        ("nodes_current_listed_types", "'uko-rs:Crate', 'uko-rs:Use', 'uko-ts:Export'"),
+    ):
+        store._db.execute(
+            f"CREATE INDEX {name} ON nodes(resource_id, uko_type) WHERE is_current = 1"
+            f" AND uko_type IN ({listed})"
+        )
     store.close()
 
     store = NodeStore(tmp_path / "nodes.db")
@@ -91,14 +100,18 @@ def test_the_nodes_a_refresh_lists_by_type_come_from_their_own_index(tmp_path: P
     statements: list[str] = []
     store._db.set_trace_callback(statements.append)
     found = store.nodes_of_type(RESOURCE, "uko-ts:Export")
+    impls = store.rust_trait_impls(RESOURCE)
     store._db.set_trace_callback(None)
     assert sorted(n.name for n in found) == ["function_0", "function_1", "function_2"]
-    lookup = next(s for s in statements if s.lstrip().startswith("SELECT"))
-    plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
-    assert "nodes_current_listed_types" in plan, plan
+    assert [(n.name, n.edges) for n in impls] == [("function_3", nodes[3].edges)]
+    lookups = [s for s in statements if s.lstrip().startswith("SELECT")]
+    assert len(lookups) == 2
+    for lookup in lookups:
+        plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
+        assert "nodes_current_of_listed_types" in plan, plan
     indexes = {row[0] for row in store._db.execute("SELECT name FROM sqlite_master")}
-    assert "nodes_current_listed" not in indexes  # the earlier one, dropped
-    assert len(store.nodes_of_type(RESOURCE, "uko-py:Function")) == 1997  # any other type
+    assert not indexes & {"nodes_current_listed", "nodes_current_listed_types"}  # dropped
+    assert len(store.nodes_of_type(RESOURCE, "uko-py:Function")) == 1995  # any other type
     store.close()
 
 

@@ -22,6 +22,8 @@ __all__ = [
     "GUESSED_KEYS",
     "GUESSED_TARGETS",
     "IMPLEMENTS",
+    "IMPLEMENTS_TRAIT",
+    "IMPL_FOR",
     "INHERITS_FROM",
     "JAVA_KEY",
     "MACRO_EXPORT",
@@ -32,7 +34,10 @@ __all__ = [
     "PROC_MACRO",
     "PROSE_LANGUAGES",
     "RUST_CRATE",
+    "RUST_IMPL",
     "RUST_MACRO",
+    "RUST_METHOD",
+    "RUST_TRAIT",
     "RUST_USE",
     "SCRIPT_EXPORT",
     "SCRIPT_FILES",
@@ -293,6 +298,14 @@ PROC_MACRO = "proc_macro"
 RUST_CRATE = "uko-rs:Crate"
 #: The UKO type of a Rust ``use`` declaration's node.
 RUST_USE = "uko-rs:Use"
+#: The UKO type of a Rust ``impl`` block's node, and its edges to the trait it implements
+#: and to the type it implements it (or its own methods) for.
+RUST_IMPL = "uko-rs:Impl"
+IMPLEMENTS_TRAIT = "uko-rs:implementsTrait"
+IMPL_FOR = "uko-rs:implFor"
+#: The UKO types of a Rust trait's node and of a method's (a trait's or an ``impl``'s).
+RUST_TRAIT = "uko-rs:Trait"
+RUST_METHOD = "uko-rs:Method"
 #: A class's (a struct's, an interface's) base or embedded type.
 INHERITS_FROM = "uko-oo:inheritsFrom"
 #: A type's interface: declared (Java, TypeScript) or derived (Go's, by the indexer).

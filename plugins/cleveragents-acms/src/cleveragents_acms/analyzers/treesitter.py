@@ -40,7 +40,9 @@ from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
     EXPORT_BINDINGS,
     GUESSED_TARGETS,
+    IMPL_FOR,
     IMPLEMENTS,
+    IMPLEMENTS_TRAIT,
     INHERITS_FROM,
     JAVA_KEY,
     MACRO_EXPORT,
@@ -81,8 +83,6 @@ __all__ = [
 Node = Any  # tree_sitter.Node
 
 DEPENDS_ON = "uko:dependsOn"
-IMPLEMENTS_TRAIT = "uko-rs:implementsTrait"
-IMPL_FOR = "uko-rs:implFor"
 
 _SHORT = 10
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")
@@ -744,6 +744,7 @@ class _FileBuilder:
                 inherited.setdefault(uko.qualname, []).append(written)
         self.extends = {name: bases[0] for name, bases in inherited.items() if len(bases) == 1}
         go, java = self.spec.name == "go", self.spec.name == "java"
+        rust = self.spec.name == "rust"
         for uko, relation, base in self.bases:
             # A Go type of the file's package declared in another of its files: a guess.
             target = (
@@ -751,6 +752,12 @@ class _FileBuilder:
                 or self.resolve(base, "", keep_unknown=not go)
                 or (self.same_package(base) if go else None)
             )
+            if target is None and rust and "." in base:
+                # A trait or type by its path (``impl ruff_text_size::Ranged for Stmt``),
+                # which the indexer follows like a call's (``rust_path``, ``crate_path``).
+                head = base.partition(".")[0]
+                if head in _RUST_PATH_ROOTS or self.crate_path(base.replace(".", "::")):
+                    target = self.rust_path(base)
             if java and target == SYMBOL + base and "." not in base:
                 # Not the file's, not imported: of the package first (the indexer looks
                 # there before the name alone), which another of its files may declare.
@@ -1646,7 +1653,7 @@ class _FileBuilder:
             return None
         if head in self.bindings:
             return self.resolve(dotted, "")
-        if rest and head not in ("crate", "self", "super"):
+        if rest and head not in _RUST_PATH_ROOTS:
             return None
         name = dotted.rsplit(".", 1)[-1]
         return None if name in _RUST_STD_MACROS else f"symbol:{MACRO_KEY}{name}"
@@ -1827,6 +1834,8 @@ _PROC_MACRO_KINDS = {
 }
 #: A Rust path from the crate's root or the file's module, not a variable's member.
 _RUST_MODULE_PATHS = ("crate::", "self::", "super::")
+#: What a Rust path from the crate's root or the file's module starts with.
+_RUST_PATH_ROOTS = frozenset({"crate", "self", "super"})
 #: The standard library's crates, whose paths (``std::fs::read``) are not a crate of the
 #: tree's, and the primitive types (``u16::from``), whose are not a crate's at all.
 _RUST_STD_CRATES = frozenset({
@@ -2060,8 +2069,10 @@ class RustAnalyzer(TreeSitterAnalyzer):
     #: 11: ``bitflags!`` structs, proc macros' kinds, ``#[macro_export]`` marked, calls by
     #: another crate's path, calls on ``let x: T`` / ``T::new()`` locals and on fields of
     #: ``self``; what the indexer resolves changed too (members through a glob, a type's
-    #: derived methods), which takes analysing the files again.
-    revision = 11
+    #: derived methods), which takes analysing the files again. 12: a trait named by its
+    #: path (``impl ruff_text_size::Ranged for Stmt``) is an edge; the methods a type's
+    #: traits give by default are resolved.
+    revision = 12
 
 
 class JavaAnalyzer(TreeSitterAnalyzer):

@@ -37,9 +37,14 @@ from typing import TYPE_CHECKING
 
 from cleveragents_acms.analyzers._common import (
     DERIVED_KEY,
+    IMPL_FOR,
+    IMPLEMENTS_TRAIT,
     JAVA_KEY,
     PACKAGE_GUESSES,
     PROC_MACRO,
+    RUST_IMPL,
+    RUST_METHOD,
+    RUST_TRAIT,
 )
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
@@ -114,6 +119,7 @@ def dependent_files(
     )
     targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched, exports)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
+    targets |= _changed_trait_methods(nodes, resource_id, now, before, touched)
     targets |= _changed_script_exports(nodes, resource_id, now, touched, exports)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
@@ -307,6 +313,119 @@ def _changed_rust_bindings(
     return targets
 
 
+def _changed_trait_methods(
+    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], before: set[str], touched: set[str]
+) -> set[str]:
+    """The targets the methods Rust traits give their types by default
+    (``resolve._RustPaths``) change with the touched files:
+
+    * a trait's method added or removed, or an ``impl Trait for Type`` added or removed:
+      the paths of the type's method of that name (``ast.Expr.start``, and those through
+      ``use`` declarations), left unresolved, may resolve now; and the methods of that
+      name of the type's traits, which a reference resolved to may no longer be the one;
+    * a type's own method added or removed: the traits' methods of that name, which a
+      reference resolved to may now be the type's own (or, gone, the trait's again).
+    """
+    if not any(path.endswith(".rs") for path in touched):
+        return set()
+    was = nodes.nodes_at(resource_id, before)
+    impls_before = nodes.nodes_in_files(resource_id, touched, (RUST_IMPL,))
+    traits = {n.uri for n in [*was, *now] if n.uko_type == RUST_TRAIT}
+
+    def members(found: Iterable[UKONode]) -> set[tuple[str, str]]:
+        return {(owner, n.name) for n in found if (owner := n.uri.rpartition(".")[0]) in traits}
+
+    def methods(found: Iterable[UKONode]) -> set[str]:
+        return {n.uri for n in found if n.uko_type == RUST_METHOD}
+
+    came_or_went = methods(was) ^ methods(now)
+    own = {
+        n.name
+        for n in [*was, *now]
+        if n.uri in came_or_went and n.uri.rpartition(".")[0] not in traits
+    }
+    given = members(was) ^ members(now)
+    earlier = {n.uri for n in impls_before if _edge_to(n, IMPLEMENTS_TRAIT)}
+    later = {n.uri: n for n in now if n.uko_type == RUST_IMPL and _edge_to(n, IMPLEMENTS_TRAIT)}
+    impls = [n for n in impls_before if n.uri in earlier - later.keys()]
+    impls += [n for uri, n in later.items() if uri not in earlier]
+    if not (own or given or impls):
+        return set()
+    stored = [n for n in nodes.rust_trait_impls(resource_id) if n.path not in touched]
+    pairs = _impl_pairs(nodes, resource_id, [*stored, *impls_before, *later.values()], now)
+    changed = _impl_pairs(nodes, resource_id, impls, now)
+    kinds: dict[str, set[str]] = {}  # trait -> the types implementing it
+    for kind, trait in pairs:
+        kinds.setdefault(trait, set()).add(kind)
+    # What each type's method of a name may be: (type, name).
+    wanted = {(kind, name) for trait, name in given for kind in kinds.get(trait, ())}
+    if changed:
+        implemented = {trait for _, trait in changed}
+        files = {n.path for n in nodes.nodes_at(resource_id, implemented)}
+        files |= {n.path for n in now if n.uri in implemented}
+        declared = nodes.nodes_at(resource_id, nodes.current_fingerprints(resource_id, files))
+        declared += now
+        wanted |= {
+            (kind, n.name)
+            for kind, trait in changed
+            for n in declared
+            if n.uri.rpartition(".")[0] == trait
+        }
+    targets = {f"{trait}.{name}" for trait in kinds for name in own}
+    targets |= {f"{trait}.{name}" for kind, name in wanted for trait in _traits_of(pairs, kind)}
+    types = {n.uri: n for n in nodes.nodes_at(resource_id, {kind for kind, _ in wanted})}
+    types.update((n.uri, n) for n in now)
+    paths: dict[str | None, set[str]] = {}  # by the type's crate, which ``crate.`` is
+    for kind, name in wanted:
+        if kind in types:
+            keys = {f"{key}.{name}" for key in symbol_keys(types[kind])}
+            paths.setdefault(rust_crate(types[kind].path), set()).update(keys)
+    for crate, found in paths.items():
+        targets |= {SYMBOL + path for path in found}
+        targets |= _rust_aliases(nodes, resource_id, now, found, [crate])
+    return targets
+
+
+def _edge_to(node: UKONode, predicate: str) -> str:
+    """The target of ``node``'s first edge ``predicate`` (``""``: none)."""
+    return next((target for p, target in node.edges if p == predicate), "")
+
+
+def _impl_pairs(
+    nodes: NodeStore, resource_id: str, impls: Sequence[UKONode], now: Sequence[UKONode]
+) -> set[tuple[str, str]]:
+    """``(type, trait)`` for each ``impl Trait for Type`` of ``impls``: the URIs their
+    edges name, or, not resolved yet (a changed file's), every Rust type or trait of that
+    short name."""
+    unresolved = {
+        short_name(t[len(SYMBOL) :])
+        for n in impls
+        for t in (_edge_to(n, IMPL_FOR), _edge_to(n, IMPLEMENTS_TRAIT))
+        if t.startswith(SYMBOL)
+    }
+    named: dict[str, set[str]] = {}
+    if unresolved:
+        for n in [*nodes.nodes_named([resource_id], unresolved), *now]:
+            if n.name in unresolved and n.path.endswith(".rs"):
+                named.setdefault(n.name, set()).add(n.uri)
+
+    def reached(target: str) -> set[str]:
+        if not target.startswith(SYMBOL):
+            return {target} if target else set()
+        return named.get(short_name(target[len(SYMBOL) :]), set())
+
+    return {
+        (kind, trait)
+        for n in impls
+        for kind in reached(_edge_to(n, IMPL_FOR))
+        for trait in reached(_edge_to(n, IMPLEMENTS_TRAIT))
+    }
+
+
+def _traits_of(pairs: set[tuple[str, str]], kind: str) -> set[str]:
+    return {trait for each, trait in pairs if each == kind}
+
+
 def _changed_script_exports(
     nodes: NodeStore,
     resource_id: str,
@@ -381,13 +500,18 @@ def _glob_files(bindings: Iterable[tuple[str, str, str, str]]) -> set[tuple[str,
 
 
 def _rust_aliases(
-    nodes: NodeStore, resource_id: str, now: Sequence[UKONode], names: set[str]
+    nodes: NodeStore,
+    resource_id: str,
+    now: Sequence[UKONode],
+    names: set[str],
+    crates: Iterable[str | None] | None = None,
 ) -> set[str]:
     """``symbol:`` targets for the other Rust paths that lead to ``names`` through ``use``
     declarations (``crate.parser.Span`` for ``crate.parser.spans.Span`` when
     ``parser/mod.rs`` has ``pub use self::spans::*``), and for their forms from a module
-    on the way (``spans.Span``): the references left unresolved by one of those paths
-    resolve now too."""
+    on the way (``spans.Span``) and from the crate's name: the references left unresolved
+    by one of those paths resolve now too. ``crate.`` is each of ``crates`` (by default,
+    those of the Rust files among ``now``)."""
     uses = {n.uri: n for n in nodes.nodes_of_type(resource_id, RUST_USE)}
     uses.update((n.uri, n) for n in now if n.uko_type == RUST_USE)
     named: dict[str, set[str]] = {}  # path -> the paths a ``use`` binds to it
@@ -402,11 +526,18 @@ def _rust_aliases(
     for _ in range(RUST_HOPS):
         reached: set[str] = set()
         for name in frontier:
-            reached |= named.get(name, set())
+            parts = name.split(".")
+            # What a ``use`` binds to the path or to the longest prefix of it, the rest
+            # its members, as ``resolve._RustPaths`` follows (``crate.Expr.start`` for
+            # ``crate.nodes.Expr.start`` when ``lib.rs`` has ``pub use nodes::Expr``).
+            for cut in range(len(parts), 0, -1):
+                aliases = named.get(".".join(parts[:cut]))
+                if aliases:
+                    reached |= {".".join([alias, *parts[cut:]]) for alias in aliases}
+                    break
             # From the longest module on the path that a glob brings in, as
             # ``resolve._RustPaths`` follows (``crate.Text.new`` for
             # ``crate.builders.Text.new`` when ``lib.rs`` has ``pub use builders::*``).
-            parts = name.split(".")
             for cut in range(len(parts) - 1, 0, -1):
                 modules = globbed.get(".".join(parts[:cut]))
                 if modules:
@@ -427,7 +558,8 @@ def _rust_aliases(
         for i in range(1, len(parts) - 1)
     }
     # Another crate of the tree writes them from the crate's name (``geo::Point``).
-    crates = {rust_crate(n.path) for n in now if n.path.endswith(".rs")}
+    if crates is None:
+        crates = {rust_crate(n.path) for n in now if n.path.endswith(".rs")}
     prefixes = {rust_crate_name(c) for c in crates if c is not None} - {None}
     by_name = {
         f"{prefix}.{path.removeprefix('crate.')}"

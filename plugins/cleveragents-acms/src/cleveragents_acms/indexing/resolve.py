@@ -21,12 +21,15 @@ from cleveragents_acms.analyzers._common import (
     EXPORT_BINDINGS,
     GUESSED_KEYS,
     GUESSED_TARGETS,
+    IMPL_FOR,
+    IMPLEMENTS_TRAIT,
     MACRO_EXPORT,
     MACRO_KEY,
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
     PROC_MACRO,
     RUST_CRATE,
+    RUST_IMPL,
     RUST_MACRO,
     RUST_USE,
     SCRIPT_EXPORT,
@@ -156,7 +159,6 @@ _DERIVED_METHODS = {
     "Serialize": ("serialize",),
     "Deserialize": ("deserialize",),
 }
-DERIVED_METHOD_NAMES = frozenset(m for methods in _DERIVED_METHODS.values() for m in methods)
 _DERIVE = re.compile(r"\bderive\s*\(([^)]*)\)")
 
 
@@ -217,9 +219,11 @@ def _crate_root(folders: list[str]) -> int | None:
 
 def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     """What to look up among stored nodes by name for the ``symbol:`` targets: each
-    target's short name, and for Python each of its dotted prefixes, the names a module
+    target's short name, for Python each of its dotted prefixes, the names a module
     node has (``pkg.mod`` for ``pkg.mod.Class``, wherever the file is:
-    ``python/pkg/mod.py`` as well as ``src/pkg/mod.py``)."""
+    ``python/pkg/mod.py`` as well as ``src/pkg/mod.py``), for Rust the owner of a
+    method's path (``Expr`` for ``ast.Expr.start``: the type whose derives and traits
+    may give it)."""
     names: set[str] = set()
     for node in nodes:
         python, rust = node.path.endswith((".py", ".pyi")), node.path.endswith(".rs")
@@ -232,9 +236,8 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
                 parts = dotted.split(".")
                 names.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
             elif rust and "." in dotted:
-                owner, _, method = dotted.rpartition(".")
-                if method in DERIVED_METHOD_NAMES:  # the type its ``#[derive]`` answers for
-                    names.add(short_name(owner))
+                # The type, for the methods its ``#[derive]`` and its traits give it.
+                names.add(short_name(dotted.rpartition(".")[0]))
     return names
 
 
@@ -717,6 +720,14 @@ class _RustPaths:
                 self._aliases.setdefault((crate, f"{module}.{bound}"), []).append(target)
             else:
                 self._globs.setdefault((crate, module), []).append(target)
+        #: The ``impl Trait for Type`` blocks, and the Rust nodes' URIs: a method no node
+        #: of the type answers is looked for among its traits' (:meth:`_provided`).
+        self._trait_impls = [
+            n for n in nodes if n.uko_type == RUST_IMPL and _edge(n, IMPLEMENTS_TRAIT)
+        ]
+        self._rust_uris = set(self._crates)
+        #: Type's URI -> the traits it implements, read from those blocks when first asked.
+        self._traits: dict[str, set[str]] | None = None
 
     def lookup(self, target: str, path: str) -> set[str] | None:
         """The nodes of ``path``'s crate that ``target``, written in that file, names."""
@@ -735,9 +746,46 @@ class _RustPaths:
                 found = found & self._proc_macros[other]
             if found:
                 return found
-        if "." in target or target in _RUST_PRELUDE:
+        if "." in target:
+            return self._provided(keys, crate)
+        if target in _RUST_PRELUDE:
             return None
         return self._follow(target, 0, crate)
+
+    def _provided(self, keys: list[str], crate: str | None) -> set[str] | None:
+        """The method a trait gives the type by default (``expr.start()`` for ``Ranged``'s
+        ``fn start``, as ``impl Ranged for Expr`` leaves it out), for the first of
+        ``keys`` (``….Type.method`` paths) whose type implements one trait that has it."""
+        traits = self._traits_of()
+        for key in keys:
+            owner, _, method = key.rpartition(".")
+            found = {
+                member
+                for kind in self._follow(owner, RUST_HOPS, crate) or ()
+                if owner
+                for trait in traits.get(kind, ())
+                if (member := f"{trait}.{method}") in self._rust_uris
+            }
+            if found:
+                return found
+        return None
+
+    def _traits_of(self) -> dict[str, set[str]]:
+        if self._traits is None:
+            self._traits = {}  # while they are read, no method is looked for among them
+            traits: dict[str, set[str]] = {}
+            for impl in self._trait_impls:
+                for kind in self._targets(impl, IMPL_FOR):
+                    traits.setdefault(kind, set()).update(self._targets(impl, IMPLEMENTS_TRAIT))
+            self._traits = traits
+        return self._traits
+
+    def _targets(self, node: UKONode, predicate: str) -> set[str]:
+        """The nodes ``node``'s edge ``predicate`` names (resolved here if not yet)."""
+        target = _edge(node, predicate)
+        if not target.startswith(_PREFIX):
+            return {target}
+        return self.lookup(target[len(_PREFIX) :], node.path) or set()
 
     def _follow(self, key: str, hops: int, crate: str | None) -> set[str] | None:
         head, _, rest = key.partition(".")
@@ -784,6 +832,11 @@ class _RustPaths:
             if any(self._crates.get(uri, "") == crate for uri in self._table.get(module, ())):
                 return None
         return None
+
+
+def _edge(node: UKONode, predicate: str) -> str:
+    """The target of ``node``'s first edge ``predicate`` (``""``: none)."""
+    return next((target for p, target in node.edges if p == predicate), "")
 
 
 def rust_bindings(uses: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]]:

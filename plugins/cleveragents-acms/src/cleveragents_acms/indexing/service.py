@@ -201,7 +201,8 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     """The stored nodes that may answer the ``symbol:`` targets of ``new``: those of the
     targets' short names, the modules they may be, the ``export default`` declarations of
     the modules a ``…default`` target names, and, when Rust files changed, every
-    ``use`` of the resource with what it brings in (Rust paths go through them), when
+    ``use`` of the resource with what it brings in (Rust paths go through them) and
+    every ``impl Trait for Type`` (a trait's methods are its types'), when
     JavaScript or TypeScript files did, every ``export … from`` with what it names."""
     targets = {t[len(SYMBOL) :] for n in new for _, t in n.edges if t.startswith(SYMBOL)}
     found = [
@@ -212,6 +213,8 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     if any(n.path.endswith(".rs") for n in new):
         uses = nodes.nodes_of_type(resource_id, RUST_USE)
         found += [*uses, *nodes.nodes_named([resource_id], rust_use_names(uses))]
+        # A type's methods include those its traits give by default.
+        found += nodes.rust_trait_impls(resource_id)
         # Paths into another crate of the tree by its name reach its modules.
         roots = [n.path for n in nodes.nodes_of_type(resource_id, RUST_CRATE)]
         found += nodes.modules_at([resource_id], crate_module_files(targets, roots))
