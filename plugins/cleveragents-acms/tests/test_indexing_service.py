@@ -1220,7 +1220,9 @@ def test_a_rust_method_a_trait_gives_by_default_resolves_through_the_types_impl(
     and giving ``Expr`` a ``start`` of its own, each refresh gives a cold index's edges."""
     root = tmp_path / "traits"
     text, ast, app = _crate_folders(root, "text", "ast", "app")
-    (text / "lib.rs").write_text("mod traits;\npub use traits::Ranged;\n")
+    # Another ``start``: the name alone answers no one node (a refresh finds what a
+    # method's coming changes by the paths of the types implementing the trait).
+    (text / "lib.rs").write_text("mod traits;\npub use traits::Ranged;\n\npub fn start() {}\n")
     trait = text / "traits.rs"
     trait_source = (
         "pub trait Ranged {\n    fn range(&self) -> u32;\n\n"

@@ -62,6 +62,7 @@ from cleveragents_acms.indexing.resolve import (
     ScriptExports,
     answers_beside_none,
     default_export_files,
+    first_edge,
     may_export_scripts,
     resolves,
     rust_bindings,
@@ -339,14 +340,14 @@ def _changed_trait_methods(
         return {n.uri for n in found if n.uko_type == RUST_METHOD}
 
     came_or_went = methods(was) ^ methods(now)
-    own = {
-        n.name
+    own = {  # (the type's name, the method's) of a type's own methods come or gone
+        (_type_name(n.uri.rpartition(".")[0]), n.name)
         for n in [*was, *now]
         if n.uri in came_or_went and n.uri.rpartition(".")[0] not in traits
     }
     given = members(was) ^ members(now)
-    earlier = {n.uri for n in impls_before if _edge_to(n, IMPLEMENTS_TRAIT)}
-    later = {n.uri: n for n in now if n.uko_type == RUST_IMPL and _edge_to(n, IMPLEMENTS_TRAIT)}
+    earlier = {n.uri for n in impls_before if first_edge(n, IMPLEMENTS_TRAIT)}
+    later = {n.uri: n for n in now if n.uko_type == RUST_IMPL and first_edge(n, IMPLEMENTS_TRAIT)}
     impls = [n for n in impls_before if n.uri in earlier - later.keys()]
     impls += [n for uri, n in later.items() if uri not in earlier]
     if not (own or given or impls):
@@ -355,8 +356,10 @@ def _changed_trait_methods(
     pairs = _impl_pairs(nodes, resource_id, [*stored, *impls_before, *later.values()], now)
     changed = _impl_pairs(nodes, resource_id, impls, now)
     kinds: dict[str, set[str]] = {}  # trait -> the types implementing it
+    traits_of: dict[str, set[str]] = {}  # type -> the traits it implements
     for kind, trait in pairs:
         kinds.setdefault(trait, set()).add(kind)
+        traits_of.setdefault(kind, set()).add(trait)
     # What each type's method of a name may be: (type, name).
     wanted = {(kind, name) for trait, name in given for kind in kinds.get(trait, ())}
     if changed:
@@ -371,8 +374,14 @@ def _changed_trait_methods(
             for n in declared
             if n.uri.rpartition(".")[0] == trait
         }
-    targets = {f"{trait}.{name}" for trait in kinds for name in own}
-    targets |= {f"{trait}.{name}" for kind, name in wanted for trait in _traits_of(pairs, kind)}
+    targets = {
+        f"{trait}.{name}"
+        for kind, traits in traits_of.items()
+        for trait in traits
+        for owner, name in own
+        if _type_name(kind) == owner
+    }
+    targets |= {f"{trait}.{name}" for kind, name in wanted for trait in traits_of.get(kind, ())}
     types = {n.uri: n for n in nodes.nodes_at(resource_id, {kind for kind, _ in wanted})}
     types.update((n.uri, n) for n in now)
     paths: dict[str | None, set[str]] = {}  # by the type's crate, which ``crate.`` is
@@ -386,11 +395,6 @@ def _changed_trait_methods(
     return targets
 
 
-def _edge_to(node: UKONode, predicate: str) -> str:
-    """The target of ``node``'s first edge ``predicate`` (``""``: none)."""
-    return next((target for p, target in node.edges if p == predicate), "")
-
-
 def _impl_pairs(
     nodes: NodeStore, resource_id: str, impls: Sequence[UKONode], now: Sequence[UKONode]
 ) -> set[tuple[str, str]]:
@@ -400,7 +404,7 @@ def _impl_pairs(
     unresolved = {
         short_name(t[len(SYMBOL) :])
         for n in impls
-        for t in (_edge_to(n, IMPL_FOR), _edge_to(n, IMPLEMENTS_TRAIT))
+        for t in (first_edge(n, IMPL_FOR), first_edge(n, IMPLEMENTS_TRAIT))
         if t.startswith(SYMBOL)
     }
     named: dict[str, set[str]] = {}
@@ -417,13 +421,15 @@ def _impl_pairs(
     return {
         (kind, trait)
         for n in impls
-        for kind in reached(_edge_to(n, IMPL_FOR))
-        for trait in reached(_edge_to(n, IMPLEMENTS_TRAIT))
+        for kind in reached(first_edge(n, IMPL_FOR))
+        for trait in reached(first_edge(n, IMPLEMENTS_TRAIT))
     }
 
 
-def _traits_of(pairs: set[tuple[str, str]], kind: str) -> set[str]:
-    return {trait for each, trait in pairs if each == kind}
+def _type_name(uri: str) -> str:
+    """The last name of the qualified name a URI ends with (``…/nodes.rs#outer.Expr`` ->
+    ``Expr``): a type's, or, of a method's owner, the type whose ``impl`` holds it."""
+    return uri.partition("#")[2].rpartition(".")[2]
 
 
 def _changed_script_exports(

@@ -56,6 +56,7 @@ __all__ = [
     "answers_beside_none",
     "crate_module_files",
     "default_export_files",
+    "first_edge",
     "is_overload_set",
     "is_script",
     "may_export_scripts",
@@ -723,7 +724,7 @@ class _RustPaths:
         #: The ``impl Trait for Type`` blocks, and the Rust nodes' URIs: a method no node
         #: of the type answers is looked for among its traits' (:meth:`_provided`).
         self._trait_impls = [
-            n for n in nodes if n.uko_type == RUST_IMPL and _edge(n, IMPLEMENTS_TRAIT)
+            n for n in nodes if n.uko_type == RUST_IMPL and first_edge(n, IMPLEMENTS_TRAIT)
         ]
         self._rust_uris = set(self._crates)
         #: Type's URI -> the traits it implements, read from those blocks when first asked.
@@ -759,10 +760,10 @@ class _RustPaths:
         traits = self._traits_of()
         for key in keys:
             owner, _, method = key.rpartition(".")
+            kinds = self._follow(owner, RUST_HOPS, crate) if owner else None
             found = {
                 member
-                for kind in self._follow(owner, RUST_HOPS, crate) or ()
-                if owner
+                for kind in kinds or ()
                 for trait in traits.get(kind, ())
                 if (member := f"{trait}.{method}") in self._rust_uris
             }
@@ -782,7 +783,7 @@ class _RustPaths:
 
     def _targets(self, node: UKONode, predicate: str) -> set[str]:
         """The nodes ``node``'s edge ``predicate`` names (resolved here if not yet)."""
-        target = _edge(node, predicate)
+        target = first_edge(node, predicate)
         if not target.startswith(_PREFIX):
             return {target}
         return self.lookup(target[len(_PREFIX) :], node.path) or set()
@@ -834,7 +835,7 @@ class _RustPaths:
         return None
 
 
-def _edge(node: UKONode, predicate: str) -> str:
+def first_edge(node: UKONode, predicate: str) -> str:
     """The target of ``node``'s first edge ``predicate`` (``""``: none)."""
     return next((target for p, target in node.edges if p == predicate), "")
 
