@@ -1410,6 +1410,34 @@ def test_rust_paths_through_globs_follow_each_path_once(
     assert follows < 10_000
 
 
+def test_a_rust_path_whose_search_spends_its_steps_is_left_unresolved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search through ``use`` declarations and globs has a budget of steps: one that
+    spends it leaves the path unresolved at once (a one-file refresh of ruff's tree, its
+    modules unread, went on for more than ten minutes), and the same path with the
+    budget whole resolves."""
+    from cleveragents_acms.indexing import resolve
+
+    files = {
+        "src/lib.rs": "pub use crate::a::*;\n\npub fn f() {\n    crate::deep();\n}\n",
+        "src/a.rs": "pub use crate::b::*;\n",
+        "src/b.rs": "pub use crate::c::*;\n",
+        "src/c.rs": "pub fn deep() {}\n",
+    }
+
+    def resolved() -> list[tuple[str, str]]:
+        nodes = [
+            n for rel, text in files.items() for n in nodes_of(RustAnalyzer(), rel, text).values()
+        ]
+        resolve.resolve_edges(nodes)
+        return next(n for n in nodes if n.qualname == "f").edges
+
+    assert resolved() == [("uko:dependsOn", uri("src/c.rs", "deep"))]
+    monkeypatch.setattr(resolve, "RUST_SEARCH_STEPS", 2)
+    assert resolved() == [("uko:dependsOn", "symbol:crate.deep")]
+
+
 def test_rust_paths_reach_only_their_own_crate_and_not_the_preludes_names() -> None:
     """In a tree of two crates (vendored dependencies, a workspace), ``crate::error::Error``
     is each crate's own; ``Eq`` is the prelude's, not a crate's enum variant of that name;

@@ -37,6 +37,7 @@ __all__ = [
     "RUST_IMPL",
     "RUST_MACRO",
     "RUST_METHOD",
+    "RUST_MODULE",
     "RUST_TRAIT",
     "RUST_USE",
     "SCRIPT_EXPORT",
@@ -306,6 +307,9 @@ IMPL_FOR = "uko-rs:implFor"
 #: The UKO types of a Rust trait's node and of a method's (a trait's or an ``impl``'s).
 RUST_TRAIT = "uko-rs:Trait"
 RUST_METHOD = "uko-rs:Method"
+#: The UKO type of a Rust module's node (a file's, other than a crate's root, or a
+#: ``mod name { … }``).
+RUST_MODULE = "uko-rs:Module"
 #: A class's (a struct's, an interface's) base or embedded type.
 INHERITS_FROM = "uko-oo:inheritsFrom"
 #: A type's interface: declared (Java, TypeScript) or derived (Go's, by the indexer).

@@ -517,12 +517,17 @@ def _rust_aliases(
     ``parser/mod.rs`` has ``pub use self::spans::*``), and for their forms from a module
     on the way (``spans.Span``) and from the crate's name: the references left unresolved
     by one of those paths resolve now too. ``crate.`` is each of ``crates`` (by default,
-    those of the Rust files among ``now``)."""
+    those of the Rust files among ``now``), whose own ``use`` declarations are followed."""
+    if crates is None:
+        crates = {rust_crate(n.path) for n in now if n.path.endswith(".rs")}
+    crates = set(crates)
     uses = {n.uri: n for n in nodes.nodes_of_type(resource_id, RUST_USE)}
     uses.update((n.uri, n) for n in now if n.uko_type == RUST_USE)
     named: dict[str, set[str]] = {}  # path -> the paths a ``use`` binds to it
     globbed: dict[str, set[str]] = {}  # module -> the modules that bring in all of it
-    for _, module, bound, target in rust_bindings(uses.values()):
+    for file, module, bound, target in rust_bindings(uses.values()):
+        if rust_crate(file) not in crates:
+            continue  # ``crate.`` is another crate there
         if bound:
             named.setdefault(target, set()).add(f"{module}.{bound}")
         else:
@@ -536,7 +541,7 @@ def _rust_aliases(
             # What a ``use`` binds to the path or to the longest prefix of it, the rest
             # its members, as ``resolve._RustPaths`` follows (``crate.Expr.start`` for
             # ``crate.nodes.Expr.start`` when ``lib.rs`` has ``pub use nodes::Expr``).
-            for cut in range(len(parts), 0, -1):
+            for cut in range(len(parts), 1, -1):
                 aliases = named.get(".".join(parts[:cut]))
                 if aliases:
                     reached |= {".".join([alias, *parts[cut:]]) for alias in aliases}
@@ -548,7 +553,15 @@ def _rust_aliases(
                 modules = globbed.get(".".join(parts[:cut]))
                 if modules:
                     rest = ".".join(parts[cut:])
-                    reached |= {f"{m}.{rest}" for m in modules}
+                    for module in modules:
+                        if module.count(".") < cut:
+                            reached.add(f"{module}.{rest}")
+                        else:
+                            # A module below bringing in all of one above (``use
+                            # super::*``): its path is longer, and followed no further
+                            # (each hop would lengthen the paths again, every such
+                            # module's: millions of them in ruff's tree).
+                            found.add(f"{module}.{rest}")
                     break
         frontier = reached - found - names
         if not frontier:
@@ -564,8 +577,6 @@ def _rust_aliases(
         for i in range(1, len(parts) - 1)
     }
     # Another crate of the tree writes them from the crate's name (``geo::Point``).
-    if crates is None:
-        crates = {rust_crate(n.path) for n in now if n.path.endswith(".rs")}
     prefixes = {rust_crate_name(c) for c in crates if c is not None} - {None}
     by_name = {
         f"{prefix}.{path.removeprefix('crate.')}"

@@ -84,6 +84,11 @@ __all__ = [
 _PREFIX = SYMBOL
 #: How many ``use`` declarations a Rust path is followed through.
 RUST_HOPS = 6
+#: How many ``use`` declarations and globs one Rust path's search may look through
+#: before it is left unresolved: searches branch at every alias and glob, and one that
+#: found no module to end it went on for minutes (the most a path of ruff's or orjson's
+#: trees takes is about 6,300).
+RUST_SEARCH_STEPS = 50_000
 #: How many ``export … from`` a JavaScript or TypeScript name is followed through.
 SCRIPT_HOPS = 6
 #: A Rust path from the file's own module.
@@ -729,6 +734,8 @@ class _RustPaths:
         self._rust_uris = set(self._crates)
         #: Type's URI -> the traits it implements, read from those blocks when first asked.
         self._traits: dict[str, set[str]] | None = None
+        #: What is left of the current search's steps (:meth:`_search`).
+        self._steps = RUST_SEARCH_STEPS
 
     def lookup(self, target: str, path: str) -> set[str] | None:
         """The nodes of ``path``'s crate that ``target``, written in that file, names."""
@@ -739,7 +746,7 @@ class _RustPaths:
             module = rust_module(path)
             keys = [f"{module}.{target}"] if module is not None else []
         for key in keys:
-            found = self._follow(key, RUST_HOPS, crate)
+            found = self._search(key, crate)
             other = self._named.get(key.partition(".")[0])
             if found and other is not None and other != crate and other in self._proc_macros:
                 # A proc-macro crate exports its macros only (not the private module
@@ -760,7 +767,7 @@ class _RustPaths:
         traits = self._traits_of()
         for key in keys:
             owner, _, method = key.rpartition(".")
-            kinds = self._follow(owner, RUST_HOPS, crate) if owner else None
+            kinds = self._search(owner, crate) if owner else None
             found = {
                 member
                 for kind in kinds or ()
@@ -788,6 +795,14 @@ class _RustPaths:
             return {target}
         return self.lookup(target[len(_PREFIX) :], node.path) or set()
 
+    def _search(self, key: str, crate: str | None) -> set[str] | None:
+        """:meth:`_follow` with a budget of :data:`RUST_SEARCH_STEPS` (None when spent)."""
+        self._steps = RUST_SEARCH_STEPS
+        try:
+            return self._follow(key, RUST_HOPS, crate)
+        except _SearchTooLong:
+            return None
+
     def _follow(self, key: str, hops: int, crate: str | None) -> set[str] | None:
         head, _, rest = key.partition(".")
         if head in self._named:  # another crate's path (``ruff_python_ast::Expr``)
@@ -803,6 +818,9 @@ class _RustPaths:
             return found
         if (key, hops, crate) in self._followed:
             return self._followed[key, hops, crate]
+        self._steps -= 1
+        if self._steps < 0:
+            raise _SearchTooLong  # nothing of this search is remembered
         found = self._through_uses(key, hops, crate)
         self._followed[key, hops, crate] = found
         return found
@@ -833,6 +851,10 @@ class _RustPaths:
             if any(self._crates.get(uri, "") == crate for uri in self._table.get(module, ())):
                 return None
         return None
+
+
+class _SearchTooLong(Exception):
+    """A Rust path's search spent its steps (:data:`RUST_SEARCH_STEPS`)."""
 
 
 def first_edge(node: UKONode, predicate: str) -> str:

@@ -34,7 +34,7 @@ from cleveragents import paths
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode
-from cleveragents_acms.analyzers._common import CODE_LANGUAGES
+from cleveragents_acms.analyzers._common import CODE_LANGUAGES, RUST_MODULE
 from cleveragents_acms.indexing.analysis import (
     ComponentSpec,
     FileAnalysis,
@@ -56,7 +56,6 @@ from cleveragents_acms.indexing.resolve import (
     RUST_USE,
     SCRIPT_EXPORT,
     SYMBOL,
-    crate_module_files,
     default_export_files,
     resolve_edges,
     rust_use_names,
@@ -215,9 +214,11 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
         found += [*uses, *nodes.nodes_named([resource_id], rust_use_names(uses))]
         # A type's methods include those its traits give by default.
         found += nodes.rust_trait_impls(resource_id)
-        # Paths into another crate of the tree by its name reach its modules.
-        roots = [n.path for n in nodes.nodes_of_type(resource_id, RUST_CRATE)]
-        found += nodes.modules_at([resource_id], crate_module_files(targets, roots))
+        # Every module and crate root: a path goes through them (into another crate by
+        # its name), and one that has no glob ends a search (``resolve._RustPaths``),
+        # which went on through every glob of the tree without them.
+        found += nodes.nodes_of_type(resource_id, RUST_CRATE)
+        found += nodes.nodes_of_type(resource_id, RUST_MODULE)
     if any(n.uko_type.startswith("uko-ts:") for n in new):
         exports = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
         if exports:

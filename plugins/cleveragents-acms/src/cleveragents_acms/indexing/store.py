@@ -32,6 +32,7 @@ from cleveragents_acms.analyzers._common import (
     IMPLEMENTS_TRAIT,
     RUST_CRATE,
     RUST_IMPL,
+    RUST_MODULE,
     RUST_USE,
     SCRIPT_EXPORT,
 )
@@ -75,9 +76,9 @@ CREATE TABLE IF NOT EXISTS nodes (
 """
 #: The node types a refresh reads all of (:meth:`NodeStore.nodes_of_type`): Rust ``use``
 #: declarations and JavaScript and TypeScript ``export … from``, which names go through,
-#: Rust crates' roots, from which other crates' paths start, and Rust ``impl`` blocks,
-#: whose traits give types methods (:meth:`NodeStore.rust_trait_impls`).
-LISTED_TYPES = (RUST_CRATE, RUST_IMPL, RUST_USE, SCRIPT_EXPORT)
+#: Rust crates' roots and modules, from which paths start and through which they go, and
+#: Rust ``impl`` blocks, whose traits give types methods (:meth:`NodeStore.rust_trait_impls`).
+LISTED_TYPES = (RUST_CRATE, RUST_IMPL, RUST_MODULE, RUST_USE, SCRIPT_EXPORT)
 _LISTED = "uko_type IN ({})".format(", ".join(f"'{t}'" for t in LISTED_TYPES))
 #: The lookups of current nodes, by name.
 _INDEXES = {
