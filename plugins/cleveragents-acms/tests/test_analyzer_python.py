@@ -196,6 +196,40 @@ def test_third_party_click_core() -> None:
     assert len({n.uri for n in result.nodes}) == len(result.nodes)
 
 
+def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
+    """click's ``__init__`` (``from .core import Command as Command``): each of its
+    top-level from-imports is a ``uko-py:ReExport`` whose bindings say what the package
+    answers for; a module's imports, a function's and ``__future__``'s are none."""
+    result = analyze(installed("click"), "click/__init__.py")
+    assert result.errors == []
+    reexports = [n for n in result.nodes if n.uko_type == "uko-py:ReExport"]
+    bindings = {b for n in reexports for b in map(tuple, json.loads(n.properties["bindings"]))}
+    assert {
+        ("Command", "click.core.Command"),
+        ("argument", "click.decorators.argument"),
+    } <= bindings
+    assert {n.properties["exported_as"] for n in reexports} == {"click"}
+    assert ("annotations", "__future__.annotations") not in bindings
+    source = """
+        from .base import Model, helper as h
+        from .extra import *
+        import os.path as osp
+
+        def load():
+            from .late import Late
+            return Late
+    """
+    nodes = analyze_source(source, "shop/__init__.py")
+    reexports = [n for n in nodes.values() if n.uko_type == "uko-py:ReExport"]
+    assert sorted(json.loads(n.properties["bindings"]) for n in reexports) == [
+        [["", "shop.extra"]],
+        [["Model", "shop.base.Model"], ["h", "shop.base.helper"]],
+    ]
+    assert nodes["import.os.path"].uko_type == "uko-py:Import"
+    module = analyze_source(source, "shop/views.py")
+    assert not [n for n in module.values() if n.uko_type == "uko-py:ReExport"]
+
+
 def test_third_party_pathspec_with_tab_indentation() -> None:
     """pathspec (indented with tabs): methods, classmethod overloads, docstrings."""
     result = analyze(installed("pathspec.pathspec"), "pathspec/pathspec.py")

@@ -685,6 +685,71 @@ def test_typescript_names_resolve_through_the_modules_that_export_them(
     assert refreshed_as_cold("deep-back")[show][1] == called
 
 
+def test_python_names_resolve_through_the_packages_that_re_export_them(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``from shop.models import Model, build, Deep, Later`` reaches the definitions the
+    package's ``__init__`` imports from its modules (``from .base import Model``, ``from
+    .factory import make as build``, ``from .sub import *``, and on through
+    ``sub/__init__.py``), as Django's ``from django.db.models import Model`` does. Every
+    refresh that changes what they give (a re-export dropped and restored, a definition
+    two packages away gone and back, one added that a name waited for) leaves a cold
+    index's edges."""
+    models = tmp_path / "py" / "shop" / "models"
+    (models / "sub").mkdir(parents=True)
+    (models.parent / "__init__.py").write_text("")
+    package = "from .base import Model\nfrom .factory import make as build\nfrom .sub import *\n"
+    (models / "__init__.py").write_text(package)
+    (models / "base.py").write_text("class Model:\n    def save(self):\n        return 1\n")
+    (models / "factory.py").write_text("def make():\n    return 1\n")
+    (models / "sub" / "__init__.py").write_text("from .deep import Deep\n")
+    deep = "class Deep:\n    pass\n"
+    (models / "sub" / "deep.py").write_text(deep)
+    (models.parent / "views.py").write_text(
+        "from shop.models import Model, build, Deep, Later\n\n\n"
+        "class View(Model):\n"
+        "    def show(self):\n"
+        "        build()\n        Deep()\n        Later()\n        return Model.save(self)\n"
+    )
+    root = tmp_path / "py"
+    service.index_resource(RESOURCE_A, root, project="py")
+    base = "https://cleveragents.ai/r/R/shop/"
+    view, show = base + "views.py#View", base + "views.py#View.show"
+    model = base + "models/base.py#Model"
+    called = [
+        base + "models/base.py#Model.save",
+        base + "models/factory.py#make",
+        base + "models/sub/deep.py#Deep",
+        "symbol:shop.models.Later",
+    ]
+    edges = _current_edges(service, "py", RESOURCE_A)
+    assert edges[view][1] == [model] * 2 and edges[show][1] == called
+    reexport = edges[base + "models/__init__.py#import.shop.models.base"]
+    assert reexport[1] == [model]  # the statement itself reaches what it imports
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        run, edges = _refreshed_as_cold(service, root, "py", tmp_path / name, monkeypatch)
+        assert run.files_dependent >= 1
+        return edges
+
+    (models / "__init__.py").write_text(package.replace("from .base import Model\n", ""))
+    assert refreshed_as_cold("dropped")[view][1] == ["symbol:shop.models.Model"] * 2
+    (models / "__init__.py").write_text(package)
+    assert refreshed_as_cold("restored")[view][1] == [model] * 2
+    (models / "sub" / "deep.py").write_text("class Deeper:\n    pass\n")
+    assert "symbol:shop.models.Deep" in refreshed_as_cold("deep-gone")[show][1]
+    (models / "sub" / "deep.py").write_text(deep)
+    assert refreshed_as_cold("deep-back")[show][1] == called
+    (models / "sub" / "later.py").write_text("class Later:\n    pass\n")
+    (models / "sub" / "__init__.py").write_text("from .deep import Deep\nfrom .later import *\n")
+    assert refreshed_as_cold("later")[show][1] == [
+        *called[:-1],
+        base + "models/sub/later.py#Later",
+    ]
+
+
 def test_a_workspace_package_is_imported_by_its_name(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -70,11 +70,12 @@ def test_the_nodes_a_refresh_lists_by_type_come_from_their_own_index(tmp_path: P
     which a refresh reads all of, are read through an index of theirs alone (a scan of
     the resource's nodes took 0.2 s on a 260k-node index), and a store made before that
     index gains it when next written, and loses the ones it had before crates, then
-    ``impl`` blocks, were listed."""
+    ``impl`` blocks, then Python's re-exports were listed."""
     store = NodeStore(tmp_path / "nodes.db")
     nodes = [_node(f"pkg/module_{i}.py", f"function_{i}") for i in range(2000)]
     for node in nodes[:3]:
         node.uko_type = "uko-ts:Export"
+    nodes[5].uko_type = "uko-py:ReExport"
     for node in nodes[3:5]:  # an ``impl Trait for Type`` block, and one of the type's own
         node.uko_type = "uko-rs:Impl"
         node.edges = [("uko-rs:implFor", "symbol:Type")]
@@ -82,10 +83,12 @@ def test_the_nodes_a_refresh_lists_by_type_come_from_their_own_index(tmp_path: P
     store.begin()
     store.insert([(n, "fp", None) for n in nodes], valid_from="2026-01-01T00:00:00Z")
     store.commit()
-    store._db.execute("DROP INDEX nodes_current_of_listed_types")  # as earlier versions made it
+    store._db.execute("DROP INDEX nodes_current_listed_4")  # as earlier versions made it
+    rust = "'uko-rs:Crate', 'uko-rs:Impl', 'uko-rs:Module', 'uko-rs:Use'"
     for name, listed in (
         ("nodes_current_listed", "'uko-rs:Use', 'uko-ts:Export'"),
         ("nodes_current_listed_types", "'uko-rs:Crate', 'uko-rs:Use', 'uko-ts:Export'"),
+        ("nodes_current_of_listed_types", f"{rust}, 'uko-ts:Export'"),
     ):
         store._db.execute(
             f"CREATE INDEX {name} ON nodes(resource_id, uko_type) WHERE is_current = 1"
@@ -101,17 +104,24 @@ def test_the_nodes_a_refresh_lists_by_type_come_from_their_own_index(tmp_path: P
     store._db.set_trace_callback(statements.append)
     found = store.nodes_of_type(RESOURCE, "uko-ts:Export")
     impls = store.rust_trait_impls(RESOURCE)
+    reexports = store.nodes_of_type(RESOURCE, "uko-py:ReExport")
     store._db.set_trace_callback(None)
     assert sorted(n.name for n in found) == ["function_0", "function_1", "function_2"]
     assert [(n.name, n.edges) for n in impls] == [("function_3", nodes[3].edges)]
+    assert [n.name for n in reexports] == ["function_5"]
     lookups = [s for s in statements if s.lstrip().startswith("SELECT")]
-    assert len(lookups) == 2
+    assert len(lookups) == 3
     for lookup in lookups:
         plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
-        assert "nodes_current_of_listed_types" in plan, plan
+        assert "nodes_current_listed_4" in plan, plan
     indexes = {row[0] for row in store._db.execute("SELECT name FROM sqlite_master")}
-    assert not indexes & {"nodes_current_listed", "nodes_current_listed_types"}  # dropped
-    assert len(store.nodes_of_type(RESOURCE, "uko-py:Function")) == 1995  # any other type
+    retired = {
+        "nodes_current_listed",
+        "nodes_current_listed_types",
+        "nodes_current_of_listed_types",
+    }
+    assert not indexes & retired  # dropped
+    assert len(store.nodes_of_type(RESOURCE, "uko-py:Function")) == 1994  # any other type
     store.close()
 
 

@@ -33,6 +33,8 @@ __all__ = [
     "PACKAGE_GUESSES",
     "PROC_MACRO",
     "PROSE_LANGUAGES",
+    "PY_REEXPORT",
+    "REEXPORT_TYPES",
     "RUST_CRATE",
     "RUST_IMPL",
     "RUST_MACRO",
@@ -325,8 +327,14 @@ MODULE_EXPORT = "module_export"
 DEFAULT_EXPORT = "default_export"
 #: The UKO type of a JavaScript or TypeScript ``export … from`` (or ``export { a as b }``).
 SCRIPT_EXPORT = "uko-ts:Export"
-#: Its property: what it makes its module answer to, JSON ``[[name, path], …]`` (name ""
-#: for ``export * from "./m"``, path then the module).
+#: The UKO type of a Python package's ``from m import a`` at the top of its
+#: ``__init__``: ``pkg.a`` is ``m.a`` as well, as ``export { a } from "./m"`` makes it.
+PY_REEXPORT = "uko-py:ReExport"
+#: The node types that make their module answer for names of another: the indexer
+#: follows a name through them (``resolve.ReExports``).
+REEXPORT_TYPES = (SCRIPT_EXPORT, PY_REEXPORT)
+#: Their property: what they make their module answer to, JSON ``[[name, path], …]`` (name
+#: "" for ``export * from "./m"`` and ``from m import *``, path then the module).
 EXPORT_BINDINGS = "bindings"
 #: The files of JavaScript and TypeScript modules.
 SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")

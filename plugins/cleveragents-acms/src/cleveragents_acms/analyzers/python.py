@@ -35,7 +35,9 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    EXPORT_BINDINGS,
     INHERITS_FROM,
+    PY_REEXPORT,
     NodeFactory,
     collapse,
     dedupe,
@@ -58,6 +60,7 @@ from cleveragents_acms.analyzers._python_support import (
     module_name_for,
     visibility,
 )
+from cleveragents_acms.analyzers.packages import EXPORTED_AS
 
 __all__ = ["PythonAnalyzer", "module_name_for"]
 
@@ -371,8 +374,13 @@ class _ModuleBuilder:
             )
             self.module_deps.extend((DEPENDS_ON, f"symbol:{t}") for t in targets)
         text = truncate(text, 200)
+        properties = {"kind": "import", "module": base}
+        reexported = self.reexport(stmt, parent)
+        if reexported:
+            properties[EXPORTED_AS] = self.module
+            properties[EXPORT_BINDINGS] = json.dumps(reexported)
         return self.factory.make(
-            T_IMPORT,
+            PY_REEXPORT if reexported else T_IMPORT,
             text,
             f"import.{base}",
             stmt.lineno,
@@ -382,9 +390,28 @@ class _ModuleBuilder:
                 DEPTH_NAME: text,
                 DEPTH_FULL: self.source(stmt.lineno, stmt.end_lineno or stmt.lineno),
             },
-            properties={"kind": "import", "module": base},
+            properties=properties,
             edges=[(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)],
         )
+
+    def reexport(self, stmt: ast.Import | ast.ImportFrom, parent: UKONode) -> list[list[str]]:
+        """What a package's top-level ``from m import a as b`` makes it answer to
+        (``[["b", "m.a"]]``; ``["", "m"]`` for ``from m import *``): ``pkg.b`` is
+        ``m.a`` to whoever imports it from the package. Only a package's ``__init__``
+        re-exports so by custom; a module's imports are its own business."""
+        if not (self.is_package and self.module and not parent.qualname):
+            return []
+        if type(stmt) is not ast.ImportFrom:
+            return []
+        base = self.absolute(stmt.module, stmt.level)
+        if not base or base.startswith(".") or base == "__future__":  # above the top: unknown
+            return []
+        return [
+            ["", base]
+            if alias.name == "*"
+            else [alias.asname or alias.name, f"{base}.{alias.name}"]
+            for alias in stmt.names
+        ]
 
     def assignment(self, stmt: ast.stmt, parent: UKONode, prefix: str) -> list[_Member]:
         is_annotated = type(stmt) is ast.AnnAssign
@@ -681,7 +708,7 @@ class _ModuleBuilder:
                 text = item.value.strip()  # type: ignore[attr-defined]
                 if text.replace(".", "").isidentifier():
                     found.add(text)
-        for dotted in found:
+        for dotted in sorted(found):  # the same order in every process
             if dotted not in _BUILTINS:
                 self.references.append(_Reference(node, dotted, _REFERENCE_ONLY, False))
 
@@ -822,6 +849,8 @@ class PythonAnalyzer:
     name = "python"
     languages: tuple[str, ...] = ("python",)
     specificity = 100
+    #: 1: a package's re-exports are ``uko-py:ReExport`` nodes with their bindings.
+    revision = 1
     suffixes = frozenset({".py", ".pyi", ".pyw"})
 
     def supports(self, path: Path, head: bytes) -> bool:

@@ -18,7 +18,8 @@ still come out differently from a cold index of the same files:
   package, or a Java file to a package it imports on demand (a guess that is no edge
   while nothing answers it; the file's module node lists its guesses);
 * it names what the refresh adds by a Rust path through ``use`` declarations
-  (``crate::parser::Span`` re-exported from ``parser::spans``);
+  (``crate::parser::Span`` re-exported from ``parser::spans``), or through a
+  re-export (``export … from``, a Python package's ``from .base import Model``);
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
   dotted name, and so what its relative imports name, changed; or a Go file below a
   folder whose ``go.mod`` came, went or changed: its package's import path did;
@@ -54,25 +55,25 @@ from cleveragents_acms.indexing.go_interfaces import (
 )
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
+    REEXPORT_TYPES,
     RUST_HOPS,
     RUST_USE,
-    SCRIPT_EXPORT,
     SCRIPT_SUFFIXES,
     SYMBOL,
-    ScriptExports,
+    ReExports,
     answers_beside_none,
     default_export_files,
     first_edge,
-    may_export_scripts,
+    module_of,
+    reexport_aliases,
+    reexport_types,
+    reexports,
     resolves,
     rust_bindings,
     rust_crate,
     rust_crate_name,
     rust_fallback_path,
     rust_module_files,
-    script_aliases,
-    script_exports,
-    script_module,
     script_module_files,
     short_name,
     symbol_keys,
@@ -86,6 +87,9 @@ if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = ["dependent_files"]
+
+#: Python files, whose packages re-export with ``from m import a``.
+_PYTHON = (".py", ".pyi")
 
 
 def dependent_files(
@@ -111,17 +115,16 @@ def dependent_files(
     before = set(nodes.current_fingerprints(resource_id, touched))
     now = [n for a in changed for n in a.result.nodes]
     gone = before - {n.uri for n in now}
-    # What JavaScript and TypeScript modules export, read once when a file that may
-    # export something changed (None: none did).
+    # What JavaScript and TypeScript modules and Python packages re-export, read once
+    # when a file of their languages changed (None: none did).
+    kinds = reexport_types(touched)
     exports = (
-        nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
-        if any(may_export_scripts(path) for path in touched)
-        else None
+        [n for kind in kinds for n in nodes.nodes_of_type(resource_id, kind)] if kinds else None
     )
     targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched, exports)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
     targets |= _changed_trait_methods(nodes, resource_id, now, before, touched)
-    targets |= _changed_script_exports(nodes, resource_id, now, touched, exports)
+    targets |= _changed_reexports(nodes, resource_id, now, touched, exports)
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(index, resource_id, guessed, present)
@@ -244,13 +247,13 @@ def _name_targets(
         (key, crates_before.get((key, crate), set()), crates_now.get((key, crate), set()))
         for key, crate in crates_before.keys() | crates_now.keys()
     ]
-    # A JavaScript or TypeScript module that exports another's names (``export * from``)
-    # answers them too, through it (``resolve.ScriptExports``).
+    # A module that re-exports another's names (``export * from``, a package's ``from m
+    # import a``) answers them too, through it (``resolve.ReExports``).
     if exports is not None:
         exports_before = exports
         exports_now = [e for e in exports_before if e.path not in touched]
-        exports_now += [n for n in now if n.uko_type == SCRIPT_EXPORT]
-        aliases = script_aliases([*exports_before, *exports_now], keys) - keys
+        exports_now += [n for n in now if n.uko_type in REEXPORT_TYPES]
+        aliases = reexport_aliases([*exports_before, *exports_now], keys) - keys
         if aliases:
             through_before = _answering_through(stored, exports_before, aliases)
             through_now = _answering_through(after, exports_now, aliases)
@@ -432,15 +435,16 @@ def _type_name(uri: str) -> str:
     return uri.partition("#")[2].rpartition(".")[2]
 
 
-def _changed_script_exports(
+def _changed_reexports(
     nodes: NodeStore,
     resource_id: str,
     now: Sequence[UKONode],
     touched: set[str],
     exports: list[UKONode] | None,
 ) -> set[str]:
-    """The targets the ``export … from`` of the changed JavaScript and TypeScript files
-    (``exports``: those stored, None when no file that may export changed) change:
+    """The targets the re-exports of the changed files change (``export … from`` of
+    JavaScript and TypeScript files, a Python package's ``from m import a``;
+    ``exports``: those stored, None when no file of those languages changed):
 
     * every node what an export gives or gave can reach: a reference resolved through it
       may now resolve elsewhere or not at all (which way it took is not kept), and one
@@ -450,21 +454,28 @@ def _changed_script_exports(
     """
     if exports is None:
         return set()
-    added = [n for n in now if n.uko_type == SCRIPT_EXPORT]
-    before = set(script_exports(e for e in exports if e.path in touched))
-    after = set(script_exports(added))
+    added = [n for n in now if n.uko_type in REEXPORT_TYPES]
+    before = set(reexports(e for e in exports if e.path in touched))
+    after = set(reexports(added))
     lost, gained = before - after, after - before
     if not (lost or gained):
         return set()
     changed = lost | gained
-    globbed = {f for _, _, bound, t in changed if not bound for f in script_module_files(t)}
+    # What a glob exports all of: a script's module, or folder, by its files; a Python
+    # module by its module node, named by its dotted name.
+    python = {t for path, _, bound, t in changed if not bound and path.endswith(_PYTHON)}
+    scripts = {t for path, _, bound, t in changed if not bound and not path.endswith(_PYTHON)}
+    globbed = {f for t in scripts for f in script_module_files(t)}
+    if python:
+        modules = [*nodes.nodes_named([resource_id], python), *now]
+        globbed |= {n.path for n in modules if not n.qualname and n.name in python}
     reached = nodes.nodes_at(resource_id, nodes.current_fingerprints(resource_id, globbed))
     reached += [n for n in now if n.path in globbed]
     names = {short_name(t) for _, _, bound, t in changed if bound}
     names |= {n.name for n in reached if n.qualname}
     targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
     # A path alias stands for a folder (``@/*``): every module below it.
-    folders = {t.replace(".", "/") for _, _, bound, t in changed if not bound}
+    folders = {t.replace(".", "/") for t in scripts}
     reached += [
         n for folder in folders for n in nodes.nodes_below(resource_id, folder, SCRIPT_SUFFIXES)
     ]
@@ -477,7 +488,7 @@ def _changed_script_exports(
         for node in reached
         for path in _through_glob(module, target, node)
     }
-    paths |= script_aliases([*exports, *added], paths)
+    paths |= reexport_aliases([*exports, *added], paths)
     return targets | {SYMBOL + path for path in paths}
 
 
@@ -485,7 +496,7 @@ def _through_glob(module: str, target: str, node: UKONode) -> set[str]:
     """The paths ``node`` answers to through ``module``'s export of all of ``target``, a
     module or a folder (``@.components.button.Button`` for ``Button`` of
     ``src/components/button.ts`` when ``@`` stands for the folder ``src``)."""
-    own = script_module(node.path)
+    own = module_of(node)
     found: set[str] = set()
     for form in {own, own.removesuffix(".index")}:
         if form == target or form.startswith(target + "."):
@@ -645,7 +656,7 @@ def _answering_through(
             signatures.add(node.uri)
         for key in symbol_keys(node):
             table.setdefault(key, set()).add(node.uri)
-    through = ScriptExports(table, exports)
+    through = ReExports(table, exports)
     found: dict[str, set[str]] = {}
     for key in keys:
         uris = table.get(key) or through.follow(key)

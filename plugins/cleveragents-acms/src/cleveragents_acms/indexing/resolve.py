@@ -28,6 +28,8 @@ from cleveragents_acms.analyzers._common import (
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
     PROC_MACRO,
+    PY_REEXPORT,
+    REEXPORT_TYPES,
     RUST_CRATE,
     RUST_IMPL,
     RUST_MACRO,
@@ -45,21 +47,28 @@ from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
 
 __all__ = [
     "GUESSED_KEYS",
+    "REEXPORT_HOPS",
+    "REEXPORT_TYPES",
     "RUST_CRATE",
     "RUST_HOPS",
     "RUST_USE",
     "SCRIPT_EXPORT",
-    "SCRIPT_HOPS",
     "SCRIPT_SUFFIXES",
     "SYMBOL",
-    "ScriptExports",
+    "ReExports",
     "answers_beside_none",
     "crate_module_files",
     "default_export_files",
+    "dotted_names",
     "first_edge",
     "is_overload_set",
     "is_script",
     "may_export_scripts",
+    "module_of",
+    "reexport_aliases",
+    "reexport_types",
+    "reexported_names",
+    "reexports",
     "resolve_edges",
     "resolves",
     "rust_bindings",
@@ -68,9 +77,6 @@ __all__ = [
     "rust_module_files",
     "rust_paths",
     "rust_use_names",
-    "script_aliases",
-    "script_export_names",
-    "script_exports",
     "script_module",
     "script_module_files",
     "short_name",
@@ -89,8 +95,12 @@ RUST_HOPS = 6
 #: found no module to end it went on for minutes (the most a path of ruff's or orjson's
 #: trees takes is about 6,300).
 RUST_SEARCH_STEPS = 50_000
-#: How many ``export … from`` a JavaScript or TypeScript name is followed through.
-SCRIPT_HOPS = 6
+#: How many re-exports (``export … from``, a package's ``from m import a``) a name is
+#: followed through.
+REEXPORT_HOPS = 6
+#: How many names one search through re-exports may look at before it is left
+#: unresolved (see :data:`RUST_SEARCH_STEPS`).
+REEXPORT_SEARCH_STEPS = 20_000
 #: A Rust path from the file's own module.
 _RUST_RELATIVE = (_PREFIX + "self.", _PREFIX + "super.")
 
@@ -247,6 +257,18 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     return names
 
 
+def dotted_names(keys: Iterable[str]) -> set[str]:
+    """The names of the nodes that may answer ``keys`` or stand on their way: each key's
+    short name and each of its dotted prefixes (a Python module node is named
+    ``pkg.mod``), as :func:`wanted_names` looks Python's targets up."""
+    names: set[str] = set()
+    for key in keys:
+        parts = key.split(".")
+        names.add(parts[-1])
+        names.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    return names
+
+
 def short_name(key: str) -> str:
     """The name of the nodes that may answer ``key`` (``pkg.mod.Class`` -> ``Class``,
     ``macro:square`` -> ``square``), to look them up by name."""
@@ -356,10 +378,10 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             stubs.add(node.uri)
         if node.uko_type == RUST_USE and node.properties.get("bindings"):
             uses.append(node)
-        elif node.uko_type == SCRIPT_EXPORT:
+        elif node.uko_type in REEXPORT_TYPES:
             exports.append(node)
     rust = _RustPaths(table, uses, [*known, *nodes])
-    scripts = ScriptExports(table, exports)
+    through = ReExports(table, exports)
     on_demand = {
         n.path: n.properties[ON_DEMAND_IMPORTS].split("\n")
         for n in nodes
@@ -369,7 +391,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     for node in nodes:
         guessed = False
         overloads: list[tuple[str, str]] = []
-        in_rust, in_script = node.path.endswith(".rs"), node.path.endswith(SCRIPT_SUFFIXES)
+        in_rust = node.path.endswith(".rs")
+        reexporting = node.path.endswith((*SCRIPT_SUFFIXES, ".py", ".pyi"))
         package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
@@ -384,8 +407,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                         name, package, on_demand.get(node.path, ()), table
                     )
                 candidates = candidates or table.get(name)
-                if not candidates and in_script:
-                    candidates = scripts.follow(name)
+                if not candidates and reexporting:
+                    candidates = through.follow(name)
             if candidates:
                 candidates = without_signatures(candidates, stubs)
             if candidates and len(candidates) == 1:
@@ -554,68 +577,133 @@ def may_export_scripts(path: str) -> bool:
     return path.endswith(SCRIPT_SUFFIXES) or is_script_manifest(path.rpartition("/")[2])
 
 
+def reexport_types(paths: Iterable[str]) -> list[str]:
+    """The types of the re-exports (:data:`REEXPORT_TYPES`) that names in the files at
+    ``paths`` may go through: ``export … from`` for scripts and their manifests, a
+    package's ``from m import a`` for Python files."""
+    paths = list(paths)
+    types = [SCRIPT_EXPORT] if any(may_export_scripts(p) for p in paths) else []
+    if any(p.endswith((".py", ".pyi")) for p in paths):
+        types.append(PY_REEXPORT)
+    return types
+
+
+def module_of(node: UKONode) -> str:
+    """The dotted name of the module declaring ``node``, as imports name it: a script's
+    from its file (``src.lib.model``), a Python one's from its ``fqname``
+    (``django.db.models.base``, wherever the tree puts ``django``)."""
+    if is_script(node.path):
+        return script_module(node.path)
+    fqname = node.properties.get("fqname") or node.properties.get("module", "")
+    return fqname[: len(fqname) - len(node.qualname) - 1] if node.qualname else fqname
+
+
 def script_module(path: str) -> str:
     """The dotted name of a JavaScript or TypeScript file's module, as its analyzer
     gives it (``src/lib/model.ts`` and ``src/lib/model.d.ts`` -> ``src.lib.model``)."""
     return script_stem(path).replace("/", ".")
 
 
-def script_exports(exports: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]]:
-    """``(file, module, name, path)`` for each name an ``export … from`` node makes its
-    module answer to (``""`` for ``export *``, path then the module): the module both
-    as its file's (``src.lib.index``) and as its folder's (``src.lib``)."""
+def reexports(exports: Iterable[UKONode]) -> Iterator[tuple[str, str, str, str]]:
+    """``(file, module, name, path)`` for each name an ``export … from`` node or a
+    Python package's ``from m import a`` (:data:`REEXPORT_TYPES`) makes its module
+    answer to (``""`` for ``export *`` and ``import *``, path then the module): a
+    script's module both as its file's (``src.lib.index``) and as its folder's
+    (``src.lib``)."""
     for export in exports:
         module = export.properties.get(EXPORTED_AS)
         if module is None:  # ``""``: a ``baseUrl``, what names no module answers go to
             module = script_module(export.path)
         modules = (
-            (module, module.removesuffix(".index")) if module.endswith(".index") else (module,)
+            (module, module.removesuffix(".index"))
+            if module.endswith(".index") and is_script(export.path)
+            else (module,)
         )
         for bound, target in _bindings(export.properties.get(EXPORT_BINDINGS) or "[]"):
             for name in modules:
                 yield export.path, name, bound, target
 
 
-def script_export_names(exports: Iterable[UKONode]) -> set[str]:
-    """The short names of what ``export { a as b } from`` nodes name (``a``): the
-    definitions a name through them may end at."""
-    return {short_name(target) for _, _, bound, target in script_exports(exports) if bound}
+def reexported_names(exports: Iterable[UKONode]) -> set[str]:
+    """The short names of what ``export { a as b } from`` and ``from m import a as b``
+    nodes name (``a``): the definitions a name through them may end at."""
+    return {short_name(target) for _, _, bound, target in reexports(exports) if bound}
 
 
-class ScriptExports:
-    """JavaScript and TypeScript names followed through ``export … from`` to the
-    definition they stand for: ``src.lib.Model``, when ``src/lib/index.ts`` says ``export
-    * from "./model"``, is ``src.lib.model.Model``. A name its module exports by name is
-    only that one (as TypeScript shadows ``export *``), one several ``export *`` give is
-    every one of them (so ambiguous)."""
+class ReExports:
+    """Names followed through re-exports to the definition they stand for: JavaScript's
+    and TypeScript's ``export … from`` (``src.lib.Model``, when ``src/lib/index.ts`` says
+    ``export * from "./model"``, is ``src.lib.model.Model``) and a Python package's ``from
+    m import a`` (``django.db.models.Model`` is ``django.db.models.base.Model``). A name
+    its module exports by name is only that one (as TypeScript shadows ``export *``), one
+    several ``export *`` give is every one of them (so ambiguous)."""
 
     def __init__(self, table: dict[str, set[str]], exports: Iterable[UKONode]) -> None:
         self.table = table
         self.named: dict[str, dict[str, list[str]]] = {}  # module -> name -> paths
         self.globs: dict[str, list[str]] = {}  # module -> the modules it exports all of
-        for _, module, bound, target in script_exports(exports):
+        for _, module, bound, target in reexports(exports):
             if bound:
                 self.named.setdefault(module, {}).setdefault(bound, []).append(target)
             else:
                 self.globs.setdefault(module, []).append(target)
+        # The modules the re-exports name: one that exports nothing ends a search even
+        # where the table holds no node of it (a refresh's holds a few names' only).
+        self.modules = {t for targets in self.globs.values() for t in targets}
+        self.modules |= {
+            t.rpartition(".")[0]
+            for names in self.named.values()
+            for ts in names.values()
+            for t in ts
+        }
         self._followed: dict[tuple[str, int], set[str]] = {}
+        self._steps = 0
+        self._begun: list[tuple[str, int]] = []
+        self._looked: set[str] | None = None
 
-    def follow(self, dotted: str, hops: int = SCRIPT_HOPS) -> set[str]:
+    def looked_up(self, names: Iterable[str]) -> set[str]:
+        """Every name the searches for ``names`` look up in the table: all they could,
+        with a table that answers nothing (what a refresh reads of the stored nodes)."""
+        self._looked = set()
+        try:
+            for name in names:
+                self.follow(name)
+            return self._looked
+        finally:
+            self._looked = None
+
+    def follow(self, dotted: str, hops: int = REEXPORT_HOPS) -> set[str]:
         """The nodes answering what ``dotted`` stands for through re-exports (empty
-        when it goes through none)."""
+        when it goes through none, or when its search spent :data:`REEXPORT_SEARCH_STEPS`
+        steps: globs that export globs branch at every module)."""
         if hops <= 0 or not (self.named or self.globs):
+            return set()
+        self._steps, self._begun = 0, []
+        try:
+            return self._follow(dotted, hops)
+        except _SearchTooLong:
+            for key in self._begun:  # what the search left half-known is not kept
+                self._followed.pop(key, None)
+            return set()
+
+    def _follow(self, dotted: str, hops: int) -> set[str]:
+        if hops <= 0:
             return set()
         known = self._followed.get((dotted, hops))
         if known is not None:
             return known
+        self._steps += 1
+        if self._steps > REEXPORT_SEARCH_STEPS:
+            raise _SearchTooLong(dotted)
         self._followed[(dotted, hops)] = set()  # re-exports in a cycle end here
+        self._begun.append((dotted, hops))
         parts = dotted.split(".")
         found: set[str] = set()
         for cut in range(len(parts) - 1, 0, -1):  # the longest module that exports
             module, name, rest = ".".join(parts[:cut]), parts[cut], parts[cut + 1 :]
             if module not in self.named and module not in self.globs:
-                if module in self.table:  # a module, or a declaration, exporting nothing
-                    break
+                if module in self.table or module in self.modules:
+                    break  # a module, or a declaration, exporting nothing
                 continue
             named = self.named.get(module, {}).get(name)
             if named:
@@ -624,26 +712,28 @@ class ScriptExports:
                 ways = [".".join([m, name, *rest]) for m in self.globs.get(module, ())]
             else:
                 ways = []
+            if self._looked is not None:
+                self._looked.update(ways)
             for way in ways:
-                found |= self.table.get(way) or self.follow(way, hops - 1)
+                found |= self.table.get(way) or self._follow(way, hops - 1)
             break
         if not found:  # from a ``baseUrl`` (``components.button`` in ``src``)
             for base in self.globs.get("", ()):
                 if not dotted.startswith(base + "."):
                     way = f"{base}.{dotted}"
-                    found |= self.table.get(way) or self.follow(way, hops - 1)
+                    found |= self.table.get(way) or self._follow(way, hops - 1)
         self._followed[(dotted, hops)] = found
         return found
 
 
-def script_aliases(exports: Iterable[UKONode], names: Iterable[str]) -> set[str]:
+def reexport_aliases(exports: Iterable[UKONode], names: Iterable[str]) -> set[str]:
     """The other names that lead to ``names`` through ``export … from`` (``src.lib.Model``
     for ``src.lib.model.Model`` when ``src/lib/index.ts`` says ``export * from
     "./model"``, and on through the modules that export that one's names), members
     included (``src.lib.Model.select``)."""
     named: dict[str, set[str]] = {}  # path -> the names an export gives it
     globbed: dict[str, set[str]] = {}  # module -> the modules that export all of it
-    for _, module, bound, target in script_exports(exports):
+    for _, module, bound, target in reexports(exports):
         if bound:
             named.setdefault(target, set()).add(f"{module}.{bound}")
         else:
@@ -653,7 +743,7 @@ def script_aliases(exports: Iterable[UKONode], names: Iterable[str]) -> set[str]
     names = set(names)
     found: set[str] = set()
     frontier = names
-    for _ in range(SCRIPT_HOPS):
+    for _ in range(REEXPORT_HOPS):
         reached: set[str] = set()
         for name in frontier:
             parts = name.split(".")
@@ -854,7 +944,8 @@ class _RustPaths:
 
 
 class _SearchTooLong(Exception):
-    """A Rust path's search spent its steps (:data:`RUST_SEARCH_STEPS`)."""
+    """A search spent its steps: a Rust path's (:data:`RUST_SEARCH_STEPS`), a name's
+    through re-exports (:data:`REEXPORT_SEARCH_STEPS`)."""
 
 
 def first_edge(node: UKONode, predicate: str) -> str:

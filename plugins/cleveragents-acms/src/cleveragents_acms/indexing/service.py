@@ -34,7 +34,7 @@ from cleveragents import paths
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode
-from cleveragents_acms.analyzers._common import CODE_LANGUAGES, RUST_MODULE
+from cleveragents_acms.analyzers._common import CODE_LANGUAGES, PY_REEXPORT, RUST_MODULE
 from cleveragents_acms.indexing.analysis import (
     ComponentSpec,
     FileAnalysis,
@@ -56,11 +56,13 @@ from cleveragents_acms.indexing.resolve import (
     RUST_USE,
     SCRIPT_EXPORT,
     SYMBOL,
+    ReExports,
     default_export_files,
+    dotted_names,
+    reexported_names,
+    reexports,
     resolve_edges,
     rust_use_names,
-    script_export_names,
-    script_exports,
     script_module_files,
     wanted_modules,
     wanted_names,
@@ -202,7 +204,8 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     the modules a ``…default`` target names, and, when Rust files changed, every
     ``use`` of the resource with what it brings in (Rust paths go through them) and
     every ``impl Trait for Type`` (a trait's methods are its types'), when
-    JavaScript or TypeScript files did, every ``export … from`` with what it names."""
+    JavaScript or TypeScript files did, every ``export … from`` with what it names, when
+    Python files did, every package's ``from m import a`` with what it names."""
     targets = {t[len(SYMBOL) :] for n in new for _, t in n.edges if t.startswith(SYMBOL)}
     found = [
         *nodes.nodes_named([resource_id], wanted_names(new)),
@@ -222,15 +225,22 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     if any(n.uko_type.startswith("uko-ts:") for n in new):
         exports = nodes.nodes_of_type(resource_id, SCRIPT_EXPORT)
         if exports:
-            given = {t for *_, t in script_exports(exports)}
+            given = {t for *_, t in reexports(exports)}
             found += [
                 *exports,
-                *nodes.nodes_named([resource_id], script_export_names(exports)),
+                *nodes.nodes_named([resource_id], reexported_names(exports)),
                 *nodes.modules_at(
                     [resource_id], {p for m in given for p in script_module_files(m)}
                 ),
                 *nodes.default_exports_at([resource_id], default_export_files(given)),
             ]
+    if any(n.path.endswith((".py", ".pyi")) for n in new):
+        exports = nodes.nodes_of_type(resource_id, PY_REEXPORT)
+        if exports:
+            # Only the names a search for the targets may look up: what every package
+            # re-exports is most of a tree's names.
+            ways = ReExports({}, exports).looked_up(targets)
+            found += [*exports, *nodes.nodes_named([resource_id], dotted_names(ways))]
     return found
 
 

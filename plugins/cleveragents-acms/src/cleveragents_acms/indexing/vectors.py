@@ -39,7 +39,9 @@ __all__ = [
 #: Characters of a node's text that are embedded (the head carries name, signature, docs).
 _CHUNK_CHARS = 1500
 #: Node kinds too small to be worth a vector of their own; their container carries them.
-_NOT_EMBEDDED = frozenset({"Import", "Attribute", "Variable", "Constant", "Field", "EnumMember"})
+_NOT_EMBEDDED = frozenset(
+    {"Import", "ReExport", "Attribute", "Variable", "Constant", "Field", "EnumMember"}
+)
 
 
 def embeddable(node: UKONode) -> bool:

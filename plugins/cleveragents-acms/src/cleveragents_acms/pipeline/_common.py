@@ -115,8 +115,9 @@ def plan_attr(plan_context: object, name: str) -> Any:
 
 
 #: Local names of the node types of import statements (``uko-py:Import``, ``uko-rs:Use`` …;
-#: ``uko-ts:Export`` for ``export … from``, which imports as it exports).
-IMPORT_TYPES = frozenset({"Import", "Use", "Export"})
+#: ``uko-ts:Export`` for ``export … from`` and ``uko-py:ReExport`` for a package's ``from
+#: m import a``, which import as they export).
+IMPORT_TYPES = frozenset({"Import", "Use", "Export", "ReExport"})
 
 #: Fragment metadata: the names of the near copies of this callable (delivered in full)
 #: that a strategy left out, comma-separated; the preamble and the CLI name them.

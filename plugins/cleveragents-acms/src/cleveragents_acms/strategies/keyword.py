@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["SimpleKeywordStrategy", "keyword_query"]
 
 #: Imports, attributes and variables match names well but explain little: weighed down.
-_MINOR_TYPES = frozenset({"Import", "Export", "Attribute", "Variable"})
+_MINOR_TYPES = frozenset({"Import", "Export", "ReExport", "Attribute", "Variable"})
 _MINOR_WEIGHT = 0.5
 
 
