@@ -55,6 +55,7 @@ from cleveragents_acms.indexing.go_interfaces import (
 )
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
+    PYTHON_SUFFIXES,
     REEXPORT_TYPES,
     RUST_HOPS,
     RUST_USE,
@@ -87,9 +88,6 @@ if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = ["dependent_files"]
-
-#: Python files, whose packages re-export with ``from m import a``.
-_PYTHON = (".py", ".pyi")
 
 
 def dependent_files(
@@ -463,8 +461,9 @@ def _changed_reexports(
     changed = lost | gained
     # What a glob exports all of: a script's module, or folder, by its files; a Python
     # module by its module node, named by its dotted name.
-    python = {t for path, _, bound, t in changed if not bound and path.endswith(_PYTHON)}
-    scripts = {t for path, _, bound, t in changed if not bound and not path.endswith(_PYTHON)}
+    globs = [(path, t) for path, _, bound, t in changed if not bound]
+    python = {t for path, t in globs if path.endswith(PYTHON_SUFFIXES)}
+    scripts = {t for path, t in globs if not path.endswith(PYTHON_SUFFIXES)}
     globbed = {f for t in scripts for f in script_module_files(t)}
     if python:
         modules = [*nodes.nodes_named([resource_id], python), *now]

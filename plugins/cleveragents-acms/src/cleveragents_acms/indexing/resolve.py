@@ -47,6 +47,7 @@ from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
 
 __all__ = [
     "GUESSED_KEYS",
+    "PYTHON_SUFFIXES",
     "REEXPORT_HOPS",
     "REEXPORT_TYPES",
     "RUST_CRATE",
@@ -101,6 +102,8 @@ REEXPORT_HOPS = 6
 #: How many names one search through re-exports may look at before it is left
 #: unresolved (see :data:`RUST_SEARCH_STEPS`).
 REEXPORT_SEARCH_STEPS = 20_000
+#: The files a Python module's names come from (as the Python analyzer takes them).
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 #: A Rust path from the file's own module.
 _RUST_RELATIVE = (_PREFIX + "self.", _PREFIX + "super.")
 
@@ -242,7 +245,7 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     may give it)."""
     names: set[str] = set()
     for node in nodes:
-        python, rust = node.path.endswith((".py", ".pyi")), node.path.endswith(".rs")
+        python, rust = node.path.endswith(PYTHON_SUFFIXES), node.path.endswith(".rs")
         for _, target in node.edges:
             if not target.startswith(_PREFIX):
                 continue
@@ -392,7 +395,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         guessed = False
         overloads: list[tuple[str, str]] = []
         in_rust = node.path.endswith(".rs")
-        reexporting = node.path.endswith((*SCRIPT_SUFFIXES, ".py", ".pyi"))
+        reexporting = node.path.endswith((*SCRIPT_SUFFIXES, *PYTHON_SUFFIXES))
         package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
@@ -583,7 +586,7 @@ def reexport_types(paths: Iterable[str]) -> list[str]:
     package's ``from m import a`` for Python files."""
     paths = list(paths)
     types = [SCRIPT_EXPORT] if any(may_export_scripts(p) for p in paths) else []
-    if any(p.endswith((".py", ".pyi")) for p in paths):
+    if any(p.endswith(PYTHON_SUFFIXES) for p in paths):
         types.append(PY_REEXPORT)
     return types
 

@@ -52,6 +52,7 @@ from cleveragents_acms.indexing.go_interfaces import (
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
+    PYTHON_SUFFIXES,
     RUST_CRATE,
     RUST_USE,
     SCRIPT_EXPORT,
@@ -234,7 +235,7 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
                 ),
                 *nodes.default_exports_at([resource_id], default_export_files(given)),
             ]
-    if any(n.path.endswith((".py", ".pyi")) for n in new):
+    if any(n.path.endswith(PYTHON_SUFFIXES) for n in new):
         exports = nodes.nodes_of_type(resource_id, PY_REEXPORT)
         if exports:
             # Only the names a search for the targets may look up: what every package
