@@ -230,6 +230,79 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
     assert not [n for n in module.values() if n.uko_type == "uko-py:ReExport"]
 
 
+def test_a_call_through_self_to_a_member_the_class_lacks_is_guessed_inherited() -> None:
+    """``self.clean()`` and ``cls.make()`` in a class with bases that does not define them
+    name the class and the member (the indexer looks along the bases), ``super().save()``
+    the member above the class; the module lists the names. A class without bases
+    (``object`` is none) guesses nothing, and a chain (``self.items.get()``) is an
+    attribute's method, not the class's."""
+    source = """
+        class Form(Base, Mixin):
+            def own(self):
+                return 1
+
+            def run(self):
+                self.own()
+                self.clean()
+                self.items.get()
+                return self.clean()
+
+            @classmethod
+            def build(cls):
+                return cls.make()
+
+            def save(self):
+                return super().save() + super(Form, self).own()
+
+
+        class Plain(object):
+            def run(self):
+                return self.clean()
+    """
+    nodes = analyze_source(source, "app/forms.py")
+    form = uri("app/forms.py", "Form")
+    guess = "symbol:inherited:" + form
+    assert nodes["Form.run"].edges == [
+        ("uko:dependsOn", uri("app/forms.py", "Form.own")),
+        ("uko:dependsOn", guess + ".clean"),
+    ]
+    assert nodes["Form.build"].edges == [("uko:dependsOn", guess + ".make")]
+    # ``super()`` looks above the class, even for a member the class defines.
+    above = "symbol:inherited:super:" + form
+    assert nodes["Form.save"].edges == [
+        ("uko:dependsOn", above + ".save"),
+        ("uko:dependsOn", above + ".own"),
+    ]
+    assert nodes["Plain.run"].edges == []
+    assert nodes[""].properties["inherited_guesses"] == "clean\nmake\nown\nsave"
+
+
+def test_inherited_members_follow_python_s_method_resolution_order() -> None:
+    """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
+    ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first
+    would find ``A``'s), and ``super().save()`` in ``C`` is ``A``'s; ``self.gone()`` that
+    no class defines is no edge."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    files = {
+        "app/a.py": "class A:\n    def save(self):\n        return 0\n",
+        "app/b.py": "from app.a import A\n\n\nclass B(A):\n    pass\n",
+        "app/c.py": "from app.a import A\n\n\nclass C(A):\n    def save(self):\n"
+        "        return super().save()\n",
+        "app/d.py": "from app.b import B\nfrom app.c import C\n\n\nclass D(B, C):\n"
+        "    def run(self):\n        self.gone()\n        return self.save()\n",
+    }
+    nodes = {
+        n.uri: n
+        for relative, text in files.items()
+        for n in analyze_source(text, relative).values()
+    }
+    resolve_edges(nodes.values())
+    assert nodes[uri("app/d.py", "D.run")].edges == [("uko:dependsOn", uri("app/c.py", "C.save"))]
+    # ``super().save()`` in ``C``: above ``C`` in its own order, ``A``'s.
+    assert nodes[uri("app/c.py", "C.save")].edges == [("uko:dependsOn", uri("app/a.py", "A.save"))]
+
+
 def test_third_party_pathspec_with_tab_indentation() -> None:
     """pathspec (indented with tabs): methods, classmethod overloads, docstrings."""
     result = analyze(installed("pathspec.pathspec"), "pathspec/pathspec.py")

@@ -750,6 +750,73 @@ def test_python_names_resolve_through_the_packages_that_re_export_them(
     ]
 
 
+def test_python_calls_through_self_reach_the_members_classes_inherit(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``self.clean()`` in ``Form(Base, Mixin)``, which does not define ``clean``, calls
+    the ``clean`` the method resolution order finds first (``Base``'s, in another file,
+    two packages away through a re-export); ``self.assertEqual`` of a base from elsewhere
+    is no edge. Every refresh that changes what the bases give (the member taken away,
+    one nearer added, the bases changed) leaves a cold index's edges and analyses again
+    only the files that guessed the member."""
+    app = tmp_path / "py" / "app"
+    app.mkdir(parents=True)
+    (app / "__init__.py").write_text("from .base import Base\n")
+    base = "class Root:\n    def clean(self):\n        return 0\n\n\nclass Base(Root):\n    pass\n"
+    (app / "base.py").write_text(base)
+    mixin = "class Mixin:\n    def other(self):\n        return 2\n"
+    (app / "mixin.py").write_text(mixin)
+    (app / "forms.py").write_text(
+        "import unittest\n\nfrom app import Base\nfrom app.mixin import Mixin\n\n\n"
+        "class Form(Base, Mixin):\n"
+        "    def run(self):\n"
+        "        self.assertEqual(1, 1)\n        self.other()\n        return self.clean()\n"
+    )
+    (app / "unrelated.py").write_text(
+        "from app.mixin import Mixin\n\n\nclass Plain(Mixin):\n"
+        "    def go(self):\n        return self.missing()\n"
+    )
+    root = tmp_path / "py"
+    service.index_resource(RESOURCE_A, root, project="py")
+    uri = "https://cleveragents.ai/r/R/app/"
+    run_ = uri + "forms.py#Form.run"
+    root_clean, other = uri + "base.py#Root.clean", uri + "mixin.py#Mixin.other"
+    edges = _current_edges(service, "py", RESOURCE_A)
+    assert edges[run_][1] == [root_clean, other]
+    assert edges[uri + "unrelated.py#Plain.go"][1] == []  # no class answers ``missing``
+
+    def refreshed_as_cold(name: str) -> tuple[IndexRun, dict[str, Any]]:
+        return _refreshed_as_cold(service, root, "py", tmp_path / name, monkeypatch)
+
+    # A nearer definition, in the class between: found first.
+    (app / "base.py").write_text(
+        base.replace("    pass\n", "    def clean(self):\n        return 1\n")
+    )
+    run, edges = refreshed_as_cold("nearer")
+    assert edges[run_][1] == [uri + "base.py#Base.clean", other]
+    assert run.files_dependent == 1  # forms.py, not unrelated.py
+    # Taken away everywhere: no edge.
+    (app / "base.py").write_text("class Root:\n    pass\n\n\nclass Base(Root):\n    pass\n")
+    run, edges = refreshed_as_cold("gone")
+    assert edges[run_][1] == [other]
+    # Given by the mixin instead, whose file alone changed.
+    (app / "mixin.py").write_text(mixin + "\n    def clean(self):\n        return 3\n")
+    run, edges = refreshed_as_cold("mixin")
+    assert edges[run_][1] == [uri + "mixin.py#Mixin.clean", other]
+    assert run.files_dependent == 1
+    # Root's ``clean`` back: before the mixin's in the order (Form, Base, Root, Mixin).
+    (app / "base.py").write_text(base)
+    _, edges = refreshed_as_cold("back")
+    assert edges[run_][1] == [root_clean, other]
+    # Base's bases changed, its members not: the mixin's ``clean`` again.
+    (app / "base.py").write_text(base.replace("class Base(Root):", "class Base:"))
+    run, edges = refreshed_as_cold("rebased")
+    assert edges[run_][1] == [uri + "mixin.py#Mixin.clean", other]
+    assert run.files_dependent == 1
+
+
 def test_a_workspace_package_is_imported_by_its_name(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -24,6 +24,8 @@ __all__ = [
     "IMPLEMENTS",
     "IMPLEMENTS_TRAIT",
     "IMPL_FOR",
+    "INHERITED_GUESSES",
+    "INHERITED_TARGET",
     "INHERITS_FROM",
     "JAVA_KEY",
     "MACRO_EXPORT",
@@ -33,6 +35,7 @@ __all__ = [
     "PACKAGE_GUESSES",
     "PROC_MACRO",
     "PROSE_LANGUAGES",
+    "PYTHON_SUFFIXES",
     "PY_REEXPORT",
     "REEXPORT_TYPES",
     "RUST_CRATE",
@@ -45,6 +48,7 @@ __all__ = [
     "SCRIPT_EXPORT",
     "SCRIPT_FILES",
     "SCRIPT_SUFFIXES",
+    "SUPER_GUESS",
     "SYMBOL",
     "NodeFactory",
     "collapse",
@@ -267,6 +271,8 @@ def dedupe(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
 #: What a Java declaration answers to within its package (``java:com.x.Helper``).
 JAVA_KEY = "java:"
 GUESSED_KEYS = ("go:", JAVA_KEY)
+#: The files a Python module's names come from (as the Python analyzer takes them).
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 #: The scheme of an edge target no node answers (yet): a name the indexer resolves.
 SYMBOL = "symbol:"
 #: The edge targets that are such guesses.
@@ -276,6 +282,19 @@ GUESSED_TARGETS = tuple(f"{SYMBOL}{key}" for key in GUESSED_KEYS)
 #: ``go_package_symbol``). Unanswered guesses are no edge, so when a definition comes,
 #: this says which of the package's other files named it.
 PACKAGE_GUESSES = "package_guesses"
+#: What a Python ``self.name()`` or ``cls.name()`` is when its class does not define
+#: ``name`` but has bases: a member it inherits, ``symbol:inherited:<class URI>.<name>``.
+#: The indexer looks for it along the class's bases in method resolution order (those of
+#: the resource); unanswered (a base from elsewhere has it, or it is set at run time), it
+#: is no edge.
+INHERITED_TARGET = f"{SYMBOL}inherited:"
+#: Before the class URI of such a guess, for ``super().name()``: the bases' member, not
+#: the class's own (``symbol:inherited:super:<class URI>.name``).
+SUPER_GUESS = "super:"
+#: The Python module node's property listing (one a line) the member names its classes'
+#: methods call through ``self``/``cls`` and guess they inherit: when a refresh gives a
+#: base class one of them, which of its subclasses' files to analyse again.
+INHERITED_GUESSES = "inherited_guesses"
 #: The module node's property listing (one a line) the packages a Java file imports on
 #: demand (``import java.util.*;``): a guess of its own package that nothing answers is
 #: looked for in each of them, in order (``java:java.util.ArrayList``).

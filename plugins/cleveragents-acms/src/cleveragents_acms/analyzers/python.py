@@ -36,8 +36,12 @@ from cleveragents.models.uko import (
 )
 from cleveragents_acms.analyzers._common import (
     EXPORT_BINDINGS,
+    INHERITED_GUESSES,
+    INHERITED_TARGET,
     INHERITS_FROM,
     PY_REEXPORT,
+    PYTHON_SUFFIXES,
+    SUPER_GUESS,
     NodeFactory,
     collapse,
     dedupe,
@@ -142,6 +146,8 @@ class _Scope:
     node: UKONode
     members: dict[str, UKONode] = field(default_factory=dict)
     instance: list[_Member] = field(default_factory=list)
+    #: It names a base other than ``object``: a member it lacks may be inherited.
+    inherits: bool = False
 
 
 @dataclass(slots=True)
@@ -173,6 +179,8 @@ class _ModuleBuilder:
         self.pending: list[_Pending] = []
         self.references: list[_Reference] = []
         self.module_deps: list[tuple[str, str]] = []
+        #: Member names called through ``self``/``cls`` that a class may inherit.
+        self.inherited: set[str] = set()
 
     # -- source slicing -------------------------------------------------------------
 
@@ -247,12 +255,19 @@ class _ModuleBuilder:
     ) -> str | None:
         """A node URI or ``symbol:dotted.name`` for a name used in this module."""
         head, _, rest = dotted.partition(".")
-        if head in ("self", "cls") and class_qual is not None:
-            if not rest:
-                return None
+        if head in ("self", "cls", _SUPER) and class_qual is not None:
             scope = self.classes.get(class_qual)
-            member = scope.members.get(rest.split(".", 1)[0]) if scope else None
-            return member.uri if member is not None and "." not in rest else None
+            if not rest or "." in rest or scope is None:
+                return None
+            member = scope.members.get(rest) if head != _SUPER else None
+            if member is not None:
+                return member.uri
+            if not scope.inherits:
+                return None
+            # Perhaps a base's: the indexer looks along the bases (INHERITED_TARGET).
+            self.inherited.add(rest)
+            above = SUPER_GUESS if head == _SUPER else ""
+            return f"{INHERITED_TARGET}{above}{scope.node.uri}.{rest}"
         if head in params:
             return None
         if local_imports and head in local_imports:
@@ -292,6 +307,8 @@ class _ModuleBuilder:
             module.properties["docstring"] = doc
         members, imports = self.body(tree.body, module, None, "")
         self.finish_calls()
+        if self.inherited:
+            module.properties[INHERITED_GUESSES] = "\n".join(sorted(self.inherited))
         module.edges.extend(dedupe(self.module_deps))
         self.render_module(module, doc, members, imports)
         return self.factory.nodes
@@ -502,7 +519,7 @@ class _ModuleBuilder:
             if dotted:
                 self.refer(node, dotted, _METACLASS, plain_unknown=True)
         self.decorators(node, cls.decorator_list)
-        scope = _Scope(node)
+        scope = _Scope(node, inherits=any(b != "object" for b in bases))
         self.classes[node.qualname] = scope
         members, _ = self.body(cls.body, node, scope, node.qualname + ".")
         members = [*scope.instance, *members]
@@ -754,6 +771,8 @@ class _ModuleBuilder:
                     calls.append((item.lineno, item.col_offset, func.id))  # type: ignore[attr-defined]
                 else:
                     dotted = dotted_name(func) if type(func) is attribute_type else None
+                    if dotted is None and type(func) is attribute_type and _is_super(func.value):  # type: ignore[attr-defined]
+                        dotted = f"{_SUPER}.{func.attr}"  # type: ignore[attr-defined]
                     if dotted is None:
                         append(func)
                     else:
@@ -837,6 +856,19 @@ class _ModuleBuilder:
             pending.node.edges = dedupe(edges)
 
 
+#: How a call's receiver ``super()`` is written among dotted names (no name has parentheses).
+_SUPER = "super()"
+
+
+def _is_super(node: ast.AST) -> bool:
+    """``super()`` or ``super(Class, self)``: the bases of the method's class."""
+    return (
+        type(node) is ast.Call
+        and type(node.func) is ast.Name  # type: ignore[attr-defined]
+        and node.func.id == "super"  # type: ignore[attr-defined]
+    )
+
+
 def _is_test_class(name: str, bases: list[str | None]) -> bool:
     """A class whose ``test*`` methods pytest (``TestThing``) or unittest (a ``TestCase``
     subclass: ``ThingTests(SimpleTestCase)``, ``ThingTests(ThingTestBase)``) collects."""
@@ -850,8 +882,9 @@ class PythonAnalyzer:
     languages: tuple[str, ...] = ("python",)
     specificity = 100
     #: 1: a package's re-exports are ``uko-py:ReExport`` nodes with their bindings.
-    revision = 1
-    suffixes = frozenset({".py", ".pyi", ".pyw"})
+    #: 2: ``self.name()`` a class does not define is guessed inherited (INHERITED_TARGET).
+    revision = 2
+    suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
         """``.py``/``.pyi``/``.pyw`` files, and scripts whose ``#!`` line names python."""

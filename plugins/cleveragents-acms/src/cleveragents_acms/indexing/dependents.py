@@ -23,6 +23,10 @@ still come out differently from a cold index of the same files:
 * it is a Python module below a folder whose ``__init__.py`` came or went: its
   dotted name, and so what its relative imports name, changed; or a Go file below a
   folder whose ``go.mod`` came, went or changed: its package's import path did;
+* it is a Python file with a class inheriting (at any depth) from a class the refresh
+  gave members or other bases, and a method calling through ``self`` or ``cls`` a
+  member it guesses inherited (its module node lists their names): the member may now
+  be another class's, or found at last;
 * it is a Go file of a package whose types, methods, interfaces or embeddings the
   refresh changed, and which of its types implement which interfaces changed with
   them (``go_interfaces``).
@@ -40,6 +44,8 @@ from cleveragents_acms.analyzers._common import (
     DERIVED_KEY,
     IMPL_FOR,
     IMPLEMENTS_TRAIT,
+    INHERITED_GUESSES,
+    INHERITS_FROM,
     JAVA_KEY,
     PACKAGE_GUESSES,
     PROC_MACRO,
@@ -52,6 +58,11 @@ from cleveragents_acms.indexing.go_interfaces import (
     go_folder,
     package_facts,
     stale_implementations,
+)
+from cleveragents_acms.indexing.inheritance import (
+    INHERITANCE_DEPTH,
+    PYTHON_CLASS_TYPES,
+    is_python_class,
 )
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
@@ -126,6 +137,7 @@ def dependent_files(
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(index, resource_id, guessed, present)
+    found |= _inheriting_files(index, resource_id, now, before)
     found |= _go_packages_changed(nodes, resource_id, now, touched, present)
     return (found - touched) & set(present)
 
@@ -640,6 +652,49 @@ def _guessing_files(
         if names is None or not keys.isdisjoint(names.split("\n")):
             found.add(module.path)
     return found
+
+
+def _inheriting_files(
+    index: ProjectIndex, resource_id: str, now: Sequence[UKONode], before: set[str]
+) -> set[str]:
+    """The files whose classes inherit from a class of ``now`` that gained members (URIs
+    not among ``before``) or changed its bases, base after base, and that guess one of
+    those members inherited (any member, for changed bases). A member taken away needs
+    nothing here: the edges to it point to a node the refresh retires."""
+    classes = {n.uri: n for n in now if is_python_class(n)}
+    if not classes:
+        return set()
+    gained: set[str] = set()
+    changed: set[str] = set()
+    for node in now:
+        if node.parent in classes and node.uri not in before:
+            gained.add(node.name)
+            changed.add(node.parent)
+    stored = index.nodes.nodes_at(resource_id, classes.keys() & before)
+    rebased = {
+        n.uri for n in stored if n.properties.get("bases") != classes[n.uri].properties.get("bases")
+    }
+    targets = changed | rebased
+    found: set[str] = set()
+    seen = set(targets)
+    for _ in range(INHERITANCE_DEPTH):
+        if not targets:
+            break
+        files = _pointing_to(index, resource_id, targets)
+        subclasses = [
+            c
+            for c in index.nodes.nodes_in_files(resource_id, files, PYTHON_CLASS_TYPES)
+            if c.uri not in seen and any(p == INHERITS_FROM and t in targets for p, t in c.edges)
+        ]
+        found.update(c.path for c in subclasses)
+        targets = {c.uri for c in subclasses}
+        seen |= targets
+    guessing = set()
+    for module in index.nodes.modules_at([resource_id], sorted(found)):
+        names = module.properties.get(INHERITED_GUESSES)
+        if names and (rebased or not gained.isdisjoint(names.split("\n"))):
+            guessing.add(module.path)
+    return guessing
 
 
 def _answering_through(

@@ -23,12 +23,14 @@ from cleveragents_acms.analyzers._common import (
     GUESSED_TARGETS,
     IMPL_FOR,
     IMPLEMENTS_TRAIT,
+    INHERITED_TARGET,
     MACRO_EXPORT,
     MACRO_KEY,
     MODULE_EXPORT,
     ON_DEMAND_IMPORTS,
     PROC_MACRO,
     PY_REEXPORT,
+    PYTHON_SUFFIXES,
     REEXPORT_TYPES,
     RUST_CRATE,
     RUST_IMPL,
@@ -44,9 +46,11 @@ from cleveragents_acms.analyzers._common import (
     script_stem,
 )
 from cleveragents_acms.analyzers.packages import EXPORTED_AS, is_script_manifest
+from cleveragents_acms.indexing.inheritance import Inheritance
 
 __all__ = [
     "GUESSED_KEYS",
+    "INHERITED_TARGET",
     "PYTHON_SUFFIXES",
     "REEXPORT_HOPS",
     "REEXPORT_TYPES",
@@ -102,8 +106,6 @@ REEXPORT_HOPS = 6
 #: How many names one search through re-exports may look at before it is left
 #: unresolved (see :data:`RUST_SEARCH_STEPS`).
 REEXPORT_SEARCH_STEPS = 20_000
-#: The files a Python module's names come from (as the Python analyzer takes them).
-PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 #: A Rust path from the file's own module.
 _RUST_RELATIVE = (_PREFIX + "self.", _PREFIX + "super.")
 
@@ -247,7 +249,7 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     for node in nodes:
         python, rust = node.path.endswith(PYTHON_SUFFIXES), node.path.endswith(".rs")
         for _, target in node.edges:
-            if not target.startswith(_PREFIX):
+            if not target.startswith(_PREFIX) or target.startswith(INHERITED_TARGET):
                 continue
             dotted = target[len(_PREFIX) :]
             names.add(short_name(dotted))
@@ -285,7 +287,7 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
     paths: set[str] = set()
     for node in nodes:
         for _, target in node.edges:
-            if not target.startswith(_PREFIX):
+            if not target.startswith(_PREFIX) or target.startswith(INHERITED_TARGET):
                 continue
             dotted = target[len(_PREFIX) :]
             if node.path.endswith((".py", ".pyi")):
@@ -383,6 +385,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             uses.append(node)
         elif node.uko_type in REEXPORT_TYPES:
             exports.append(node)
+    inherited: dict[str, UKONode] = {}  # nodes with inherited-member guesses
     rust = _RustPaths(table, uses, [*known, *nodes])
     through = ReExports(table, exports)
     on_demand = {
@@ -399,6 +402,9 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
+                continue
+            if target.startswith(INHERITED_TARGET):
+                inherited[node.uri] = node  # once every base class edge is resolved
                 continue
             name = target[len(_PREFIX) :]
             if in_rust:
@@ -438,6 +444,10 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             node.edges = [e for e in node.edges if not e[1].startswith(GUESSED_TARGETS)]
         if overloads:
             node.edges = list(dict.fromkeys([*node.edges, *overloads]))
+    if inherited:
+        by_uri = {n.uri: n for n in known}
+        by_uri.update((n.uri, n) for n in nodes)
+        resolved += Inheritance(by_uri).resolve(inherited.values())
     return resolved
 
 

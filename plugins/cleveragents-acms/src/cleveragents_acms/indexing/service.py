@@ -49,9 +49,11 @@ from cleveragents_acms.indexing.go_interfaces import (
     add_implementations,
     go_folder,
 )
+from cleveragents_acms.indexing.inheritance import stored_ancestry
 from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
+    INHERITED_TARGET,
     PYTHON_SUFFIXES,
     RUST_CRATE,
     RUST_USE,
@@ -206,8 +208,14 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     ``use`` of the resource with what it brings in (Rust paths go through them) and
     every ``impl Trait for Type`` (a trait's methods are its types'), when
     JavaScript or TypeScript files did, every ``export … from`` with what it names, when
-    Python files did, every package's ``from m import a`` with what it names."""
-    targets = {t[len(SYMBOL) :] for n in new for _, t in n.edges if t.startswith(SYMBOL)}
+    Python files did, every package's ``from m import a`` with what it names, and the
+    classes and members their inherited-member guesses may go through."""
+    targets = {
+        t[len(SYMBOL) :]
+        for n in new
+        for _, t in n.edges
+        if t.startswith(SYMBOL) and not t.startswith(INHERITED_TARGET)
+    }
     found = [
         *nodes.nodes_named([resource_id], wanted_names(new)),
         *nodes.modules_at([resource_id], wanted_modules(new)),
@@ -242,6 +250,8 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
             # re-exports is most of a tree's names.
             ways = ReExports({}, exports).looked_up(targets)
             found += [*exports, *nodes.nodes_named([resource_id], dotted_names(ways))]
+        # Last: these classes come with their edges, which the resolver follows.
+        found += stored_ancestry(nodes, resource_id, new, found)
     return found
 
 

@@ -1,0 +1,213 @@
+"""Python members through base classes: ``self.save()`` in a class that does not define
+``save`` is a call to the ``save`` one of its bases has.
+
+The analyzer sees one file, so it leaves such a call as a guess naming the class and
+the member (``symbol:inherited:<class URI>.save``, see ``INHERITED_TARGET``; for
+``super().save()``, ``symbol:inherited:super:<class URI>.save``, the class's own ``save``
+left out); once every base class edge is resolved, :class:`Inheritance` walks the
+class's bases in Python's method resolution order (C3) for the first class defining
+the member. Only the resource's own classes are known: a base from elsewhere
+(``unittest.TestCase``) is left out of the order, and a guess no class answers is no
+edge.
+
+A refresh resolves the same way from the stored classes (:func:`stored_ancestry`); the
+files to analyse again when a class gains members or changes its bases are found by
+``dependents``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from cleveragents.models.uko import UKONode
+from cleveragents_acms.analyzers._common import (
+    INHERITED_TARGET,
+    INHERITS_FROM,
+    SUPER_GUESS,
+    SYMBOL,
+)
+from cleveragents_acms.analyzers.python import T_CLASS, T_ENUM, T_PROTOCOL
+
+if TYPE_CHECKING:
+    from cleveragents_acms.indexing.store import NodeStore
+
+__all__ = [
+    "INHERITANCE_DEPTH",
+    "PYTHON_CLASS_TYPES",
+    "Inheritance",
+    "inherited_guesses",
+    "is_python_class",
+    "member_uris",
+    "parse_guess",
+    "stored_ancestry",
+]
+
+#: The node types of Python classes (a ``Protocol`` and an ``Enum`` are classes too).
+PYTHON_CLASS_TYPES = frozenset({T_CLASS, T_PROTOCOL, T_ENUM})
+
+#: How many definitions of one member name a class is looked at for (``run``, then its
+#: redefinitions ``run~2`` …): the last one is the member, as in Python.
+_REDEFINITIONS = 4
+#: How many bases deep a class's method resolution order is followed.
+INHERITANCE_DEPTH = 16
+
+
+def member_uris(cls: str, name: str) -> list[str]:
+    """The URIs the member ``name`` of the Python class of URI ``cls`` may have: its first
+    definition, then its redefinitions (the analyzer's ``name~2`` …). A member's
+    qualified name is its class's and its own name (as ``node_uri`` writes it)."""
+    member = f"{cls}.{quote(name, safe='.')}"
+    return [member, *(f"{member}~{i}" for i in range(2, _REDEFINITIONS + 1))]
+
+
+def parse_guess(target: str) -> tuple[str, str, bool]:
+    """``(class URI, member name, above)`` of an inherited-member guess; ``above`` for
+    ``super().name()``, which looks above the class only."""
+    rest = target[len(INHERITED_TARGET) :]
+    above = rest.startswith(SUPER_GUESS)
+    cls, _, name = rest[len(SUPER_GUESS) if above else 0 :].rpartition(".")
+    return cls, name, above
+
+
+def inherited_guesses(nodes: Iterable[UKONode]) -> list[tuple[str, str, bool]]:
+    """:func:`parse_guess` of each guess of ``nodes`` that a member is inherited
+    (:data:`INHERITED_TARGET`)."""
+    return [
+        parse_guess(target)
+        for node in nodes
+        for _, target in node.edges
+        if target.startswith(INHERITED_TARGET)
+    ]
+
+
+def is_python_class(node: UKONode) -> bool:
+    return node.uko_type in PYTHON_CLASS_TYPES
+
+
+class Inheritance:
+    """Python classes' members through their bases, among the nodes ``by_uri``: a base is a
+    class an ``inheritsFrom`` edge resolved to; a base from elsewhere (``TestCase``) has
+    no node and is left out of the order, so only the resource's own classes answer."""
+
+    def __init__(self, by_uri: dict[str, UKONode]) -> None:
+        self.by_uri = by_uri
+        self._orders: dict[str, list[str]] = {}
+        self._members: dict[tuple[str, str, bool], str | None] = {}
+
+    def bases(self, uri: str) -> list[str]:
+        """The URIs of the classes ``uri`` names as bases, in order."""
+        edges = self.by_uri[uri].edges
+        return list(
+            dict.fromkeys(
+                target
+                for predicate, target in edges
+                if predicate == INHERITS_FROM
+                and target in self.by_uri
+                and is_python_class(self.by_uri[target])
+            )
+        )
+
+    def order(self, uri: str, _seen: frozenset[str] = frozenset()) -> list[str]:
+        """``uri`` and its bases in Python's method resolution order (C3); where C3 finds
+        none (an inconsistent hierarchy), depth first, left to right."""
+        known = self._orders.get(uri)
+        if known is not None:
+            return known
+        if uri in _seen or len(_seen) >= INHERITANCE_DEPTH:  # a cycle, or too deep
+            return [uri]
+        bases = self.bases(uri)
+        orders = [self.order(base, _seen | {uri}) for base in bases]
+        merged = _c3_merge([*orders, bases])
+        if merged is None:
+            merged = list(dict.fromkeys(c for order in orders for c in order))
+        self._orders[uri] = [uri, *(c for c in merged if c != uri)]
+        return self._orders[uri]
+
+    def member(self, cls: str, name: str, *, above: bool = False) -> str | None:
+        """The URI of the member ``name`` the class ``cls`` has or inherits (``above``:
+        only inherits, as ``super().name``); None when no class of its order (of those
+        known) defines it."""
+        key = (cls, name, above)
+        if key not in self._members:
+            self._members[key] = None
+            if cls in self.by_uri and is_python_class(self.by_uri[cls]):
+                for uri in self.order(cls)[1 if above else 0 :]:
+                    found = [m for m in member_uris(uri, name) if m in self.by_uri]
+                    if found:
+                        self._members[key] = found[-1]
+                        break
+        return self._members[key]
+
+    def resolve(self, nodes: Iterable[UKONode]) -> int:
+        """Rewrite the inherited-member guesses of ``nodes`` to the members' URIs and drop
+        those no class answers; returns how many were resolved."""
+        resolved = 0
+        for node in nodes:
+            edges: list[tuple[str, str]] = []
+            for predicate, target in node.edges:
+                if target.startswith(INHERITED_TARGET):
+                    cls, name, above = parse_guess(target)
+                    uri = self.member(cls, name, above=above)
+                    if uri is None or uri == node.uri:
+                        continue
+                    target = uri
+                    resolved += 1
+                edges.append((predicate, target))
+            node.edges = list(dict.fromkeys(edges))
+        return resolved
+
+
+def _c3_merge(sequences: list[list[str]]) -> list[str] | None:
+    """C3's merge of the bases' orders and the bases: None when no order keeps them all."""
+    merged: list[str] = []
+    pending = [list(s) for s in sequences if s]
+    while pending:
+        for sequence in pending:
+            head = sequence[0]
+            if not any(head in other[1:] for other in pending):
+                break
+        else:
+            return None
+        merged.append(head)
+        pending = [s[1:] if s[0] == head else s for s in pending]
+        pending = [s for s in pending if s]
+    return merged
+
+
+def _base_targets(node: UKONode) -> list[str]:
+    return [t for p, t in node.edges if p == INHERITS_FROM]
+
+
+def stored_ancestry(
+    store: NodeStore, resource_id: str, new: Sequence[UKONode], found: Iterable[UKONode]
+) -> list[UKONode]:
+    """What a refresh needs from the store to resolve the inherited-member guesses of
+    ``new`` as a cold index does: the stored classes they may go through, with their
+    edges (their bases), base after base, and those classes' members of the guessed
+    names. ``found`` are the stored nodes looked up by the names of ``new``'s targets,
+    among them the bases its classes name."""
+    names = {name for _, name, _ in inherited_guesses(new)}
+    if not names:
+        return []
+    classes = [n for n in new if is_python_class(n)]
+    named = {t.rsplit(".", 1)[-1] for c in classes for t in _base_targets(c)}
+    fresh = {n.uri for n in new}
+    frontier = {n.uri for n in found if is_python_class(n) and n.name in named}
+    frontier |= {t for c in classes for t in _base_targets(c) if not t.startswith(SYMBOL)}
+    ancestors: dict[str, UKONode] = {}
+    for _ in range(INHERITANCE_DEPTH):
+        wanted = frontier - ancestors.keys() - fresh
+        if not wanted:
+            break
+        loaded = {u: n for u, n in store.get_many(wanted).items() if is_python_class(n)}
+        ancestors.update(loaded)
+        frontier = {t for n in loaded.values() for t in _base_targets(n)}
+    members = {
+        uri
+        for cls in [*ancestors.values(), *classes]
+        for name in names
+        for uri in member_uris(cls.uri, name)
+    }
+    return [*ancestors.values(), *store.nodes_at(resource_id, members)]
