@@ -185,29 +185,56 @@ def stored_ancestry(
 ) -> list[UKONode]:
     """What a refresh needs from the store to resolve the inherited-member guesses of
     ``new`` as a cold index does: the stored classes they may go through, with their
-    edges (their bases), base after base, and those classes' members of the guessed
-    names. ``found`` are the stored nodes looked up by the names of ``new``'s targets,
-    among them the bases its classes name."""
-    names = {name for _, name, _ in inherited_guesses(new)}
-    if not names:
+    edges (their bases), base after base, and those classes' members of the names each
+    guessed. ``found`` are the stored nodes looked up by the names of ``new``'s targets,
+    among them the bases its classes name (their edges are not resolved yet: a base is
+    any class of the name it is written with)."""
+    guesses = inherited_guesses(new)
+    if not guesses:
         return []
-    classes = [n for n in new if is_python_class(n)]
-    named = {t.rsplit(".", 1)[-1] for c in classes for t in _base_targets(c)}
-    fresh = {n.uri for n in new}
-    frontier = {n.uri for n in found if is_python_class(n) and n.name in named}
-    frontier |= {t for c in classes for t in _base_targets(c) if not t.startswith(SYMBOL)}
+    fresh = {n.uri: n for n in new if is_python_class(n)}
+    by_name: dict[str, list[str]] = {}
+    for node in found:
+        if is_python_class(node):
+            by_name.setdefault(node.name, []).append(node.uri)
     ancestors: dict[str, UKONode] = {}
+
+    def bases(uri: str) -> list[str]:
+        node = fresh.get(uri) or ancestors.get(uri)
+        if node is None:
+            return []
+        if uri not in fresh:  # stored: resolved when it was written
+            return [t for t in _base_targets(node) if not t.startswith(SYMBOL)]
+        return [
+            base
+            for t in _base_targets(node)
+            for base in (by_name.get(t.rsplit(".", 1)[-1], []) if t.startswith(SYMBOL) else [t])
+        ]
+
+    frontier = {base for uri in fresh for base in bases(uri)}
     for _ in range(INHERITANCE_DEPTH):
-        wanted = frontier - ancestors.keys() - fresh
+        wanted = frontier - ancestors.keys() - fresh.keys()
         if not wanted:
             break
         loaded = {u: n for u, n in store.get_many(wanted).items() if is_python_class(n)}
         ancestors.update(loaded)
-        frontier = {t for n in loaded.values() for t in _base_targets(n)}
+        frontier = {base for uri in loaded for base in bases(uri)}
+    above: dict[str, set[str]] = {}  # each guessing class -> the classes it may inherit from
+    for cls, _, _ in guesses:
+        if cls not in above:
+            seen: set[str] = set()
+            level = bases(cls)
+            for _ in range(INHERITANCE_DEPTH):
+                level = [b for b in level if b not in seen]
+                if not level:
+                    break
+                seen.update(level)
+                level = [base for uri in level for base in bases(uri)]
+            above[cls] = seen
     members = {
         uri
-        for cls in [*ancestors.values(), *classes]
-        for name in names
-        for uri in member_uris(cls.uri, name)
+        for cls, name, _ in guesses
+        for ancestor in above[cls]
+        for uri in member_uris(ancestor, name)
     }
     return [*ancestors.values(), *store.nodes_at(resource_id, members)]
