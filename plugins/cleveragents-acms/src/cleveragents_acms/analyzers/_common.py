@@ -17,6 +17,7 @@ __all__ = [
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
     "DEFAULT_EXPORT",
+    "DEPENDS_ON",
     "DERIVED_KEY",
     "EXPORT_BINDINGS",
     "GUESSED_KEYS",
@@ -331,6 +332,8 @@ RUST_METHOD = "uko-rs:Method"
 #: The UKO type of a Rust module's node (a file's, other than a crate's root, or a
 #: ``mod name { … }``).
 RUST_MODULE = "uko-rs:Module"
+#: What a node uses (imports, calls, bases …), resolved or not.
+DEPENDS_ON = "uko:dependsOn"
 #: A class's (a struct's, an interface's) base or embedded type.
 INHERITS_FROM = "uko-oo:inheritsFrom"
 #: A type's interface: declared (Java, TypeScript) or derived (Go's, by the indexer).

@@ -35,6 +35,7 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    DEPENDS_ON,
     EXPORT_BINDINGS,
     INHERITED_GUESSES,
     INHERITED_TARGET,
@@ -68,7 +69,6 @@ from cleveragents_acms.analyzers.packages import EXPORTED_AS
 
 __all__ = ["PythonAnalyzer", "module_name_for"]
 
-DEPENDS_ON = "uko:dependsOn"
 REFERENCES = "uko:references"
 TESTS_CALLABLE = "uko-code:testsCallable"
 

@@ -38,6 +38,7 @@ from cleveragents.models.uko import (
 )
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
+    DEPENDS_ON,
     EXPORT_BINDINGS,
     GUESSED_TARGETS,
     IMPL_FOR,
@@ -82,7 +83,6 @@ __all__ = [
 
 Node = Any  # tree_sitter.Node
 
-DEPENDS_ON = "uko:dependsOn"
 
 _SHORT = 10
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")

@@ -66,6 +66,7 @@ from cleveragents_acms.indexing.inheritance import (
 )
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
+    PY_MODULE_TYPES,
     PYTHON_SUFFIXES,
     REEXPORT_TYPES,
     RUST_HOPS,
@@ -252,6 +253,12 @@ def _name_targets(
     guessed: dict[str, str] = {}
     compared = [
         (key, answered_before.get(key, set()), answered_now.get(key, set())) for key in keys
+    ]
+    # A Python import of a plain name is answered by the modules among those alone
+    # (``resolve.PY_MODULE_TYPES``): ``re.py`` added beside a function ``re`` resolves it.
+    modules = {n.uri for n in [*stored, *now] if n.uko_type in PY_MODULE_TYPES}
+    compared += [
+        (key, was & modules, is_ & modules) for key, was, is_ in compared if "." not in key
     ]
     compared += [
         (key, crates_before.get((key, crate), set()), crates_now.get((key, crate), set()))

@@ -17,6 +17,7 @@ from functools import lru_cache
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
+    DEPENDS_ON,
     DERIVED_KEY,
     EXPORT_BINDINGS,
     GUESSED_KEYS,
@@ -52,6 +53,7 @@ __all__ = [
     "GUESSED_KEYS",
     "INHERITED_TARGET",
     "PYTHON_SUFFIXES",
+    "PY_MODULE_TYPES",
     "REEXPORT_HOPS",
     "REEXPORT_TYPES",
     "RUST_CRATE",
@@ -374,6 +376,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
     nodes = list(nodes)
     table: dict[str, set[str]] = {}
     stubs: set[str] = set()
+    py_modules: set[str] = set()
     uses: list[UKONode] = []
     exports: list[UKONode] = []
     for node in [*known, *nodes]:
@@ -381,6 +384,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             table.setdefault(key, set()).add(node.uri)
         if answers_beside_none(node):
             stubs.add(node.uri)
+        if node.uko_type in PY_MODULE_TYPES:
+            py_modules.add(node.uri)
         if node.uko_type == RUST_USE and node.properties.get("bindings"):
             uses.append(node)
         elif node.uko_type in REEXPORT_TYPES:
@@ -399,6 +404,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         overloads: list[tuple[str, str]] = []
         in_rust = node.path.endswith(".rs")
         reexporting = node.path.endswith((*SCRIPT_SUFFIXES, *PYTHON_SUFFIXES))
+        importing = node.uko_type in _PY_IMPORTING and node.path.endswith(PYTHON_SUFFIXES)
         package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
@@ -418,6 +424,9 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 candidates = candidates or table.get(name)
                 if not candidates and reexporting:
                     candidates = through.follow(name)
+            if candidates and importing and "." not in name and predicate == DEPENDS_ON:
+                # ``import re`` names a module: not SymPy's function ``re``.
+                candidates = candidates & py_modules
             if candidates:
                 candidates = without_signatures(candidates, stubs)
             if candidates and len(candidates) == 1:
@@ -449,6 +458,13 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         by_uri.update((n.uri, n) for n in nodes)
         resolved += Inheritance(by_uri).resolve(inherited.values())
     return resolved
+
+
+#: Python's module nodes, and the nodes whose ``dependsOn`` edges are imports: a plain
+#: name there (``import re``, ``from re import compile``) is a top-level module's, which
+#: only a module node answers (not any definition of the name).
+PY_MODULE_TYPES = frozenset({"uko-py:Module", "uko-py:Package"})
+_PY_IMPORTING = PY_MODULE_TYPES | {"uko-py:Import", PY_REEXPORT}
 
 
 def _in_java_packages(
