@@ -303,6 +303,35 @@ def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     assert nodes[uri("app/c.py", "C.save")].edges == [("uko:dependsOn", uri("app/a.py", "A.save"))]
 
 
+def test_inherited_members_through_a_cycle_of_bases_or_a_deep_chain_end() -> None:
+    """Bases that name each other (``A(B)``, ``B(A)``: an error Python reports at import,
+    which an index of the source still meets) and a chain deeper than the resolver
+    follows leave the guesses they cannot settle unresolved instead of looping."""
+    from cleveragents_acms.indexing.inheritance import INHERITANCE_DEPTH
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    files = {
+        "app/a.py": "from app.b import B\n\n\nclass A(B):\n    def run(self):\n"
+        "        return self.step()\n",
+        "app/b.py": "from app.a import A\n\n\nclass B(A):\n    def step(self):\n"
+        "        return self.other()\n",
+    }
+    chain = ["class C0:\n    def deep(self):\n        return 0\n"]
+    chain += [f"class C{i}(C{i - 1}):\n    pass\n" for i in range(1, INHERITANCE_DEPTH + 3)]
+    last = INHERITANCE_DEPTH + 2
+    chain.append(f"class Leaf(C{last}):\n    def run(self):\n        return self.deep()\n")
+    files["app/chain.py"] = "\n\n".join(chain)
+    nodes = {
+        n.uri: n
+        for relative, text in files.items()
+        for n in analyze_source(text, relative).values()
+    }
+    resolve_edges(nodes.values())
+    assert nodes[uri("app/a.py", "A.run")].edges == [("uko:dependsOn", uri("app/b.py", "B.step"))]
+    assert nodes[uri("app/b.py", "B.step")].edges == []
+    assert nodes[uri("app/chain.py", "Leaf.run")].edges == []  # too deep to follow
+
+
 def test_third_party_pathspec_with_tab_indentation() -> None:
     """pathspec (indented with tabs): methods, classmethod overloads, docstrings."""
     result = analyze(installed("pathspec.pathspec"), "pathspec/pathspec.py")
