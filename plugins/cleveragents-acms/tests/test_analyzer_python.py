@@ -37,6 +37,20 @@ def analyze_source(source: str, relative: str = "pkg/sample.py") -> dict[str, UK
     return {n.qualname: n for n in result.nodes}
 
 
+def resolved(files: dict[str, str]) -> dict[str, UKONode]:
+    """The nodes of several files (relative path -> source), by URI, their names resolved
+    across them as the indexer resolves a resource's."""
+    from cleveragents_acms.indexing.resolve import resolve_edges
+
+    nodes = {
+        n.uri: n
+        for relative, text in files.items()
+        for n in analyze_source(text, relative).values()
+    }
+    resolve_edges(nodes.values())
+    return nodes
+
+
 def uri(relative: str, qualname: str = "") -> str:
     return node_uri(RESOURCE, relative, qualname)
 
@@ -282,8 +296,6 @@ def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first
     would find ``A``'s), and ``super().save()`` in ``C`` is ``A``'s; ``self.gone()`` that
     no class defines is no edge."""
-    from cleveragents_acms.indexing.resolve import resolve_edges
-
     files = {
         "app/a.py": "class A:\n    def save(self):\n        return 0\n",
         "app/b.py": "from app.a import A\n\n\nclass B(A):\n    pass\n",
@@ -292,12 +304,7 @@ def test_inherited_members_follow_python_s_method_resolution_order() -> None:
         "app/d.py": "from app.b import B\nfrom app.c import C\n\n\nclass D(B, C):\n"
         "    def run(self):\n        self.gone()\n        return self.save()\n",
     }
-    nodes = {
-        n.uri: n
-        for relative, text in files.items()
-        for n in analyze_source(text, relative).values()
-    }
-    resolve_edges(nodes.values())
+    nodes = resolved(files)
     assert nodes[uri("app/d.py", "D.run")].edges == [("uko:dependsOn", uri("app/c.py", "C.save"))]
     # ``super().save()`` in ``C``: above ``C`` in its own order, ``A``'s.
     assert nodes[uri("app/c.py", "C.save")].edges == [("uko:dependsOn", uri("app/a.py", "A.save"))]
@@ -308,7 +315,6 @@ def test_inherited_members_through_a_cycle_of_bases_or_a_deep_chain_end() -> Non
     which an index of the source still meets) and a chain deeper than the resolver
     follows leave the guesses they cannot settle unresolved instead of looping."""
     from cleveragents_acms.indexing.inheritance import INHERITANCE_DEPTH
-    from cleveragents_acms.indexing.resolve import resolve_edges
 
     files = {
         "app/a.py": "from app.b import B\n\n\nclass A(B):\n    def run(self):\n"
@@ -321,12 +327,7 @@ def test_inherited_members_through_a_cycle_of_bases_or_a_deep_chain_end() -> Non
     last = INHERITANCE_DEPTH + 2
     chain.append(f"class Leaf(C{last}):\n    def run(self):\n        return self.deep()\n")
     files["app/chain.py"] = "\n\n".join(chain)
-    nodes = {
-        n.uri: n
-        for relative, text in files.items()
-        for n in analyze_source(text, relative).values()
-    }
-    resolve_edges(nodes.values())
+    nodes = resolved(files)
     assert nodes[uri("app/a.py", "A.run")].edges == [("uko:dependsOn", uri("app/b.py", "B.step"))]
     assert nodes[uri("app/b.py", "B.step")].edges == []
     assert nodes[uri("app/chain.py", "Leaf.run")].edges == []  # too deep to follow

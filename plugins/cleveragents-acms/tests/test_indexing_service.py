@@ -760,7 +760,8 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
     two packages away through a re-export); ``self.assertEqual`` of a base from elsewhere
     is no edge. Every refresh that changes what the bases give (the member taken away,
     one nearer added, the bases changed) leaves a cold index's edges and analyses again
-    only the files that guessed the member."""
+    only the files that guessed the member or name it (``Form.clean`` in another file
+    is the same member)."""
     app = tmp_path / "py" / "app"
     app.mkdir(parents=True)
     (app / "__init__.py").write_text("from .base import Base\n")
@@ -774,6 +775,9 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
         "    def run(self):\n"
         "        self.assertEqual(1, 1)\n        self.other()\n        return self.clean()\n"
     )
+    (app / "urls.py").write_text(
+        "from app.forms import Form\n\n\ndef route():\n    return Form.clean(None)\n"
+    )
     (app / "unrelated.py").write_text(
         "from app.mixin import Mixin\n\n\nclass Plain(Mixin):\n"
         "    def go(self):\n        return self.missing()\n"
@@ -781,10 +785,11 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
     root = tmp_path / "py"
     service.index_resource(RESOURCE_A, root, project="py")
     uri = "https://cleveragents.ai/r/R/app/"
-    run_ = uri + "forms.py#Form.run"
+    run_, route = uri + "forms.py#Form.run", uri + "urls.py#route"
     root_clean, other = uri + "base.py#Root.clean", uri + "mixin.py#Mixin.other"
     edges = _current_edges(service, "py", RESOURCE_A)
     assert edges[run_][1] == [root_clean, other]
+    assert edges[route][1] == [root_clean]  # ``Form.clean`` names Root's too
     assert edges[uri + "unrelated.py#Plain.go"][1] == []  # no class answers ``missing``
 
     def refreshed_as_cold(name: str) -> tuple[IndexRun, dict[str, Any]]:
@@ -796,7 +801,8 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
     )
     run, edges = refreshed_as_cold("nearer")
     assert edges[run_][1] == [uri + "base.py#Base.clean", other]
-    assert run.files_dependent == 1  # forms.py, not unrelated.py
+    assert edges[route][1] == [uri + "base.py#Base.clean"]
+    assert run.files_dependent == 2  # forms.py and urls.py, not unrelated.py
     # Taken away everywhere: no edge.
     (app / "base.py").write_text("class Root:\n    pass\n\n\nclass Base(Root):\n    pass\n")
     run, edges = refreshed_as_cold("gone")
@@ -805,7 +811,8 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
     (app / "mixin.py").write_text(mixin + "\n    def clean(self):\n        return 3\n")
     run, edges = refreshed_as_cold("mixin")
     assert edges[run_][1] == [uri + "mixin.py#Mixin.clean", other]
-    assert run.files_dependent == 1
+    assert edges[route][1] == [uri + "mixin.py#Mixin.clean"]
+    assert run.files_dependent == 2
     # Root's ``clean`` back: before the mixin's in the order (Form, Base, Root, Mixin).
     (app / "base.py").write_text(base)
     _, edges = refreshed_as_cold("back")
@@ -814,7 +821,7 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
     (app / "base.py").write_text(base.replace("class Base(Root):", "class Base:"))
     run, edges = refreshed_as_cold("rebased")
     assert edges[run_][1] == [uri + "mixin.py#Mixin.clean", other]
-    assert run.files_dependent == 1
+    assert run.files_dependent == 3  # and __init__.py, which re-exports Base
 
 
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(

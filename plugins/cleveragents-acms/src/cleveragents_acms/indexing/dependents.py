@@ -63,6 +63,7 @@ from cleveragents_acms.indexing.inheritance import (
     INHERITANCE_DEPTH,
     PYTHON_CLASS_TYPES,
     is_python_class,
+    member_uris,
 )
 from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
@@ -138,7 +139,7 @@ def dependent_files(
     if targets:
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(index, resource_id, guessed, present)
-    found |= _inheriting_files(index, resource_id, now, before)
+    found |= _inheriting_files(index, resource_id, now, before, exports)
     found |= _go_packages_changed(nodes, resource_id, now, touched, present)
     return (found - touched) & set(present)
 
@@ -662,12 +663,19 @@ def _guessing_files(
 
 
 def _inheriting_files(
-    index: ProjectIndex, resource_id: str, now: Sequence[UKONode], before: set[str]
+    index: ProjectIndex,
+    resource_id: str,
+    now: Sequence[UKONode],
+    before: set[str],
+    exports: Sequence[UKONode] | None,
 ) -> set[str]:
-    """The files whose classes inherit from a class of ``now`` that gained members (URIs
-    not among ``before``) or changed its bases, base after base, and that guess one of
-    those members inherited (any member, for changed bases). A member taken away needs
-    nothing here: the edges to it point to a node the refresh retires."""
+    """The files that may reach a member a class of ``now`` gained (a URI not among
+    ``before``) or whose bases changed gives its subclasses (at any depth): those of the
+    subclasses that guess one of those members inherited (any member, for changed bases)
+    and those naming one of them as a member of the class or a subclass, unresolved
+    (``app.views.Form.as_view``, under the names packages re-export them by too; for
+    changed bases, every file pointing to one of those classes). A member taken away
+    needs nothing here: the edges to it point to a node the refresh retires."""
     classes = {n.uri: n for n in now if is_python_class(n)}
     if not classes:
         return set()
@@ -682,18 +690,22 @@ def _inheriting_files(
         n.uri for n in stored if n.properties.get("bases") != classes[n.uri].properties.get("bases")
     }
     targets = changed | rebased
+    chain = [classes[uri] for uri in targets]
     found: set[str] = set()
+    pointing: set[str] = set()
     seen = set(targets)
     for _ in range(INHERITANCE_DEPTH):
         if not targets:
             break
         files = _pointing_to(index, resource_id, targets)
+        pointing |= files
         subclasses = [
             c
             for c in index.nodes.nodes_in_files(resource_id, files, PYTHON_CLASS_TYPES)
             if c.uri not in seen and any(p == INHERITS_FROM and t in targets for p, t in c.edges)
         ]
         found.update(c.path for c in subclasses)
+        chain += subclasses
         targets = {c.uri for c in subclasses}
         seen |= targets
     guessing = set()
@@ -701,7 +713,34 @@ def _inheriting_files(
         names = module.properties.get(INHERITED_GUESSES)
         if names and (rebased or not gained.isdisjoint(names.split("\n"))):
             guessing.add(module.path)
-    return guessing
+    if rebased:
+        return guessing | pointing
+    keys = {key for cls in chain for key in symbol_keys(cls)}
+    if exports:
+        keys |= reexport_aliases(exports, keys)
+    named = {f"{SYMBOL}{key}.{member}" for key in keys for member in gained}
+    # ... and resolved, to the member of that name a class above gave until now.
+    named |= {
+        uri
+        for cls in _stored_ancestors(index, changed & before)
+        for member in gained
+        for uri in member_uris(cls, member)
+    }
+    return guessing | (_pointing_to(index, resource_id, named) if named else set())
+
+
+def _stored_ancestors(index: ProjectIndex, classes: set[str]) -> set[str]:
+    """The URIs of the stored classes ``classes`` inherit from, at any depth."""
+    found: set[str] = set()
+    frontier = classes
+    for _ in range(INHERITANCE_DEPTH):
+        loaded = index.nodes.get_many(frontier - found) if frontier else {}
+        bases = {t for n in loaded.values() for p, t in n.edges if p == INHERITS_FROM}
+        frontier = {b for b in bases if not b.startswith(SYMBOL)} - found - classes
+        found |= frontier
+        if not frontier:
+            break
+    return found
 
 
 def _answering_through(

@@ -25,6 +25,7 @@ from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
     INHERITED_TARGET,
     INHERITS_FROM,
+    PYTHON_SUFFIXES,
     SUPER_GUESS,
     SYMBOL,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "Inheritance",
     "inherited_guesses",
     "is_python_class",
+    "member_references",
     "member_uris",
     "parse_guess",
     "stored_ancestry",
@@ -180,23 +182,48 @@ def _base_targets(node: UKONode) -> list[str]:
     return [t for p, t in node.edges if p == INHERITS_FROM]
 
 
+def member_references(nodes: Iterable[UKONode]) -> list[tuple[str, str]]:
+    """``(class name, member)`` of each Python name of ``nodes`` that may be a class's
+    member (``pkg.views.Form.as_view`` -> ``("Form", "as_view")``): if no node answers
+    it, the member the class inherits may."""
+    return [
+        (parts[-2], parts[-1])
+        for node in nodes
+        if node.path.endswith(PYTHON_SUFFIXES)
+        for _, target in node.edges
+        if target.startswith(SYMBOL) and not target.startswith(INHERITED_TARGET)
+        for parts in [target[len(SYMBOL) :].split(".")]
+        if len(parts) > 1
+    ]
+
+
 def stored_ancestry(
     store: NodeStore, resource_id: str, new: Sequence[UKONode], found: Iterable[UKONode]
 ) -> list[UKONode]:
-    """What a refresh needs from the store to resolve the inherited-member guesses of
-    ``new`` as a cold index does: the stored classes they may go through, with their
+    """What a refresh needs from the store to resolve as a cold index does the
+    inherited-member guesses of ``new`` and its names of classes' members
+    (:func:`member_references`): the stored classes they may go through, with their
     edges (their bases), base after base, and those classes' members of the names each
-    guessed. ``found`` are the stored nodes looked up by the names of ``new``'s targets,
-    among them the bases its classes name (their edges are not resolved yet: a base is
-    any class of the name it is written with)."""
-    guesses = inherited_guesses(new)
-    if not guesses:
-        return []
+    wants. ``found`` are the stored nodes looked up by the names of ``new``'s targets,
+    among them the bases its classes name and the classes its names go through (their
+    edges are not resolved yet: a class is any class of the name it is written with)."""
+    guesses = [(cls, name) for cls, name, _ in inherited_guesses(new)]
     fresh = {n.uri: n for n in new if is_python_class(n)}
     by_name: dict[str, list[str]] = {}
     for node in found:
         if is_python_class(node):
             by_name.setdefault(node.name, []).append(node.uri)
+    # A class a name goes through, stored or in ``new``, with its own members too.
+    everywhere = {name: list(uris) for name, uris in by_name.items()}
+    for uri, node in fresh.items():
+        everywhere.setdefault(node.name, []).append(uri)
+    owners = {
+        (cls, member)
+        for owner, member in member_references(new)
+        for cls in everywhere.get(owner, ())
+    }
+    if not guesses and not owners:
+        return []
     ancestors: dict[str, UKONode] = {}
 
     def bases(uri: str) -> list[str]:
@@ -211,16 +238,17 @@ def stored_ancestry(
             for base in (by_name.get(t.rsplit(".", 1)[-1], []) if t.startswith(SYMBOL) else [t])
         ]
 
-    frontier = {base for uri in fresh for base in bases(uri)}
-    for _ in range(INHERITANCE_DEPTH):
+    frontier = {base for uri in fresh for base in bases(uri)} | {cls for cls, _ in owners}
+    for _ in range(INHERITANCE_DEPTH + 1):
         wanted = frontier - ancestors.keys() - fresh.keys()
         if not wanted:
             break
         loaded = {u: n for u, n in store.get_many(wanted).items() if is_python_class(n)}
         ancestors.update(loaded)
         frontier = {base for uri in loaded for base in bases(uri)}
-    above: dict[str, set[str]] = {}  # each guessing class -> the classes it may inherit from
-    for cls, _, _ in guesses:
+    above: dict[str, set[str]] = {}  # each class -> the classes it may inherit from
+
+    def ancestry(cls: str) -> set[str]:
         if cls not in above:
             seen: set[str] = set()
             level = bases(cls)
@@ -231,10 +259,18 @@ def stored_ancestry(
                 seen.update(level)
                 level = [base for uri in level for base in bases(uri)]
             above[cls] = seen
+        return above[cls]
+
     members = {
         uri
-        for cls, name, _ in guesses
-        for ancestor in above[cls]
+        for cls, name in guesses
+        for ancestor in ancestry(cls)
+        for uri in member_uris(ancestor, name)
+    }
+    members |= {
+        uri
+        for cls, name in owners
+        for ancestor in {cls, *ancestry(cls)}
         for uri in member_uris(ancestor, name)
     }
     return [*ancestors.values(), *store.nodes_at(resource_id, members)]

@@ -258,6 +258,8 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
             if python:
                 parts = dotted.split(".")
                 names.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+                if len(parts) > 1:  # the class whose member it may be, inherited
+                    names.add(parts[-2])
             elif rust and "." in dotted:
                 # The type, for the methods its ``#[derive]`` and its traits give it.
                 names.add(short_name(dotted.rpartition(".")[0]))
@@ -391,6 +393,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         elif node.uko_type in REEXPORT_TYPES:
             exports.append(node)
     inherited: dict[str, UKONode] = {}  # nodes with inherited-member guesses
+    members: list[tuple[UKONode, str, str]] = []  # Python ``pkg.Class.member`` unresolved
     rust = _RustPaths(table, uses, [*known, *nodes])
     through = ReExports(table, exports)
     on_demand = {
@@ -429,6 +432,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 candidates = candidates & py_modules
             if candidates:
                 candidates = without_signatures(candidates, stubs)
+            elif "." in name and node.path.endswith(PYTHON_SUFFIXES):
+                members.append((node, predicate, target))  # perhaps a class's, inherited
             if candidates and len(candidates) == 1:
                 (uri,) = candidates
                 if uri != node.uri:
@@ -453,10 +458,25 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             node.edges = [e for e in node.edges if not e[1].startswith(GUESSED_TARGETS)]
         if overloads:
             node.edges = list(dict.fromkeys([*node.edges, *overloads]))
-    if inherited:
+    if inherited or members:
         by_uri = {n.uri: n for n in known}
         by_uri.update((n.uri, n) for n in nodes)
-        resolved += Inheritance(by_uri).resolve(inherited.values())
+        inheritance = Inheritance(by_uri)
+        resolved += inheritance.resolve(inherited.values())
+        # ``Form.clean`` that ``Form`` inherits: the member its bases give.
+        for node, predicate, target in members:
+            owner, _, member = target[len(_PREFIX) :].rpartition(".")
+            classes = table.get(owner) or through.follow(owner)
+            if classes and len(classes := without_signatures(classes, stubs)) == 1:
+                found = inheritance.member(next(iter(classes)), member)
+                if found is not None and found != node.uri:
+                    node.edges = list(
+                        dict.fromkeys(
+                            (predicate, found) if e == (predicate, target) else e
+                            for e in node.edges
+                        )
+                    )
+                    resolved += 1
     return resolved
 
 
