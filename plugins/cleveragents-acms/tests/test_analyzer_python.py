@@ -291,6 +291,31 @@ def test_a_call_through_self_to_a_member_the_class_lacks_is_guessed_inherited() 
     assert nodes[""].properties["inherited_guesses"] == "clean\nmake\nown\nsave"
 
 
+def test_a_module_variable_made_by_calling_a_class_uses_that_type() -> None:
+    """``apps = Apps()`` and ``register = template.Library()`` use their classes' types
+    (what ``apps.get_model`` goes through); a call of a function (``data = load()``) or a
+    variable inside a class or function names none."""
+    nodes = analyze_source(
+        """
+        from django import template
+
+
+        class Apps:
+            default = Apps()
+
+
+        apps = Apps(installed_apps=None)
+        register = template.Library()
+        data = load()
+        """,
+        "app/registry.py",
+    )
+    assert nodes["apps"].edges == [("uko-code:usesType", uri("app/registry.py", "Apps"))]
+    assert nodes["register"].edges == [("uko-code:usesType", "symbol:django.template.Library")]
+    assert nodes["data"].edges == []
+    assert nodes["Apps.default"].edges == []
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

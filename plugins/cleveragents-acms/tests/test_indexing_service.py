@@ -824,6 +824,48 @@ def test_python_calls_through_self_reach_the_members_classes_inherit(
     assert run.files_dependent == 3  # and __init__.py, which re-exports Base
 
 
+def test_a_python_module_variable_made_by_a_class_gives_that_class_s_members(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``apps = Apps()`` uses the type ``Apps`` (``uko-code:usesType``), so
+    ``apps.get_model()`` in another file is the member ``Apps`` has or inherits, as
+    Django's ``apps.get_model`` and a template library's ``@register.filter`` are. When
+    the class gains the member, or the variable is made by another class, a refresh
+    leaves a cold index's edges."""
+    app = tmp_path / "vars" / "app"
+    app.mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "loader.py").write_text("class Loader:\n    def get_model(self):\n        return 0\n")
+    registry = (
+        "from app.loader import Loader\n\n\nclass Apps(Loader):\n    pass\n\n\n"
+        "class Other:\n    def get_model(self):\n        return 2\n\n\napps = Apps()\n"
+    )
+    (app / "registry.py").write_text(registry)
+    (app / "use.py").write_text(
+        "from app.registry import apps\n\n\ndef load():\n    return apps.get_model()\n"
+    )
+    root = tmp_path / "vars"
+    service.index_resource(RESOURCE_A, root, project="vars")
+    uri = "https://cleveragents.ai/r/R/app/"
+    load = uri + "use.py#load"
+    edges = _current_edges(service, "vars", RESOURCE_A)
+    assert edges[uri + "registry.py#apps"][1] == [uri + "registry.py#Apps"]
+    assert edges[load][1] == [uri + "loader.py#Loader.get_model"]
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        run, edges = _refreshed_as_cold(service, root, "vars", tmp_path / name, monkeypatch)
+        assert run.files_dependent == 1  # use.py
+        return edges
+
+    nearer = registry.replace("    pass\n", "    def get_model(self):\n        return 1\n", 1)
+    (app / "registry.py").write_text(nearer)
+    assert refreshed_as_cold("nearer")[load][1] == [uri + "registry.py#Apps.get_model"]
+    (app / "registry.py").write_text(nearer.replace("apps = Apps()", "apps = Other()"))
+    assert refreshed_as_cold("other")[load][1] == [uri + "registry.py#Other.get_model"]
+
+
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -51,6 +51,7 @@ __all__ = [
     "SCRIPT_SUFFIXES",
     "SUPER_GUESS",
     "SYMBOL",
+    "USES_TYPE",
     "NodeFactory",
     "collapse",
     "first_line",
@@ -336,6 +337,9 @@ RUST_MODULE = "uko-rs:Module"
 DEPENDS_ON = "uko:dependsOn"
 #: A class's (a struct's, an interface's) base or embedded type.
 INHERITS_FROM = "uko-oo:inheritsFrom"
+#: The type a node's value is of (a Python module variable made by calling a class):
+#: a name of a member through it is the type's member.
+USES_TYPE = "uko-code:usesType"
 #: A type's interface: declared (Java, TypeScript) or derived (Go's, by the indexer).
 IMPLEMENTS = "uko-oo:implements"
 #: The property of a JavaScript declaration's members when its file says ``module.exports

@@ -43,6 +43,7 @@ from cleveragents_acms.analyzers._common import (
     PY_REEXPORT,
     PYTHON_SUFFIXES,
     SUPER_GUESS,
+    USES_TYPE,
     NodeFactory,
     collapse,
     dedupe,
@@ -109,6 +110,7 @@ _REFERENCE_ONLY = (REFERENCES,)
 _DECORATION = (DECORATED_BY, DEPENDS_ON)
 _INHERITANCE = (INHERITS_FROM, DEPENDS_ON)
 _METACLASS = (DEPENDS_ON,)
+_INSTANCE_OF = (USES_TYPE,)
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 #: Annotations and decorators naming these are not worth an edge (``Any``, ``overload`` …).
 _TYPING_SYMBOLS = ("symbol:typing.", "symbol:typing_extensions.", "symbol:collections.abc.")
@@ -467,6 +469,12 @@ class _ModuleBuilder:
             },
             properties=properties,
         )
+        value = getattr(stmt, "value", None)
+        if not prefix and type(value) is ast.Call:
+            # ``apps = Apps()``: the instance's class, whose members ``apps.get_model`` names.
+            made = dotted_name(value.func)
+            if made and made.rpartition(".")[2][:1].isupper():
+                self.refer(node, made, _INSTANCE_OF, plain_unknown=True)
         return _Member(node, "attribute", brief, brief)
 
     # -- classes ---------------------------------------------------------------------------
@@ -883,7 +891,8 @@ class PythonAnalyzer:
     specificity = 100
     #: 1: a package's re-exports are ``uko-py:ReExport`` nodes with their bindings.
     #: 2: ``self.name()`` a class does not define is guessed inherited (INHERITED_TARGET).
-    revision = 2
+    #: 3: a module variable made by calling a class uses that type (``USES_TYPE``).
+    revision = 3
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

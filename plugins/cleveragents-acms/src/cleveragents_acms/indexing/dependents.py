@@ -25,8 +25,10 @@ still come out differently from a cold index of the same files:
   folder whose ``go.mod`` came, went or changed: its package's import path did;
 * it is a Python file with a class inheriting (at any depth) from a class the refresh
   gave members or other bases, and a method calling through ``self`` or ``cls`` a
-  member it guesses inherited (its module node lists their names): the member may now
-  be another class's, or found at last;
+  member it guesses inherited (its module node lists their names), or a file naming
+  such a member through the class, a subclass or a variable made by calling one
+  (``MyView.as_view``, ``apps.get_model``), or pointing to a module variable whose
+  statement changed: the member may now be another class's, or found at last;
 * it is a Go file of a package whose types, methods, interfaces or embeddings the
   refresh changed, and which of its types implement which interfaces changed with
   them (``go_interfaces``).
@@ -52,7 +54,9 @@ from cleveragents_acms.analyzers._common import (
     RUST_IMPL,
     RUST_METHOD,
     RUST_TRAIT,
+    USES_TYPE,
 )
+from cleveragents_acms.analyzers.python import T_VARIABLE
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -140,6 +144,7 @@ def dependent_files(
         found |= _pointing_to(index, resource_id, targets)
     found |= _guessing_files(index, resource_id, guessed, present)
     found |= _inheriting_files(index, resource_id, now, before, exports)
+    found |= _retyped_variables(index, resource_id, now, before)
     found |= _go_packages_changed(nodes, resource_id, now, touched, present)
     return (found - touched) & set(present)
 
@@ -672,10 +677,12 @@ def _inheriting_files(
     """The files that may reach a member a class of ``now`` gained (a URI not among
     ``before``) or whose bases changed gives its subclasses (at any depth): those of the
     subclasses that guess one of those members inherited (any member, for changed bases)
-    and those naming one of them as a member of the class or a subclass, unresolved
-    (``app.views.Form.as_view``, under the names packages re-export them by too; for
-    changed bases, every file pointing to one of those classes). A member taken away
-    needs nothing here: the edges to it point to a node the refresh retires."""
+    and those naming one of them as a member of the class, a subclass or a module
+    variable made by calling one (``app.views.Form.as_view``, ``app.apps.get_model``,
+    under the names packages re-export them by too), unresolved or resolved to a member
+    of that name above the class; for changed bases, every file pointing to one of
+    those classes. A member taken away needs nothing here: the edges to it point to a
+    node the refresh retires."""
     classes = {n.uri: n for n in now if is_python_class(n)}
     if not classes:
         return set()
@@ -715,6 +722,12 @@ def _inheriting_files(
             guessing.add(module.path)
     if rebased:
         return guessing | pointing
+    # Variables made by calling one of the classes: ``apps.get_model`` of ``apps = Apps()``.
+    chain += [
+        v
+        for v in index.nodes.nodes_in_files(resource_id, pointing, [T_VARIABLE])
+        if any(p == USES_TYPE and t in seen for p, t in v.edges)
+    ]
     keys = {key for cls in chain for key in symbol_keys(cls)}
     if exports:
         keys |= reexport_aliases(exports, keys)
@@ -727,6 +740,24 @@ def _inheriting_files(
         for uri in member_uris(cls, member)
     }
     return guessing | (_pointing_to(index, resource_id, named) if named else set())
+
+
+def _retyped_variables(
+    index: ProjectIndex, resource_id: str, now: Sequence[UKONode], before: set[str]
+) -> set[str]:
+    """The files pointing to a Python module variable of ``now`` that may be made by
+    calling another class than before (its statement changed, and one of them calls):
+    ``apps.get_model`` there was the old class's member (``USES_TYPE``)."""
+    variables = {n.uri: n for n in now if n.uko_type == T_VARIABLE and n.uri in before}
+    if not variables:
+        return set()
+    changed = {
+        n.uri
+        for n in index.nodes.nodes_at(resource_id, variables)
+        if n.properties.get("signature") != variables[n.uri].properties.get("signature")
+        and "(" in n.properties.get("signature", "") + variables[n.uri].properties["signature"]
+    }
+    return _pointing_to(index, resource_id, changed) if changed else set()
 
 
 def _stored_ancestors(index: ProjectIndex, classes: set[str]) -> set[str]:

@@ -28,8 +28,9 @@ from cleveragents_acms.analyzers._common import (
     PYTHON_SUFFIXES,
     SUPER_GUESS,
     SYMBOL,
+    USES_TYPE,
 )
-from cleveragents_acms.analyzers.python import T_CLASS, T_ENUM, T_PROTOCOL
+from cleveragents_acms.analyzers.python import T_CLASS, T_ENUM, T_PROTOCOL, T_VARIABLE
 
 if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
@@ -142,6 +143,23 @@ class Inheritance:
                         break
         return self._members[key]
 
+    def class_of(self, uri: str) -> str | None:
+        """The class a name of a member goes through: ``uri`` when it is a class's, the
+        class of its value when it is a variable made by calling one (``USES_TYPE``)."""
+        node = self.by_uri.get(uri)
+        if node is None:
+            return None
+        if is_python_class(node):
+            return uri
+        return next(
+            (
+                t
+                for p, t in node.edges
+                if p == USES_TYPE and t in self.by_uri and is_python_class(self.by_uri[t])
+            ),
+            None,
+        )
+
     def resolve(self, nodes: Iterable[UKONode]) -> int:
         """Rewrite the inherited-member guesses of ``nodes`` to the members' URIs and drop
         those no class answers; returns how many were resolved."""
@@ -213,15 +231,24 @@ def stored_ancestry(
     for node in found:
         if is_python_class(node):
             by_name.setdefault(node.name, []).append(node.uri)
-    # A class a name goes through, stored or in ``new``, with its own members too.
+    # A class a name goes through, stored or in ``new``, with its own members too; for a
+    # variable made by calling a class (``apps = Apps()``), that class.
+    references = member_references(new)
     everywhere = {name: list(uris) for name, uris in by_name.items()}
     for uri, node in fresh.items():
         everywhere.setdefault(node.name, []).append(uri)
-    owners = {
-        (cls, member)
-        for owner, member in member_references(new)
-        for cls in everywhere.get(owner, ())
-    }
+    named = {owner for owner, _ in references}
+    variables = store.get_many(n.uri for n in found if n.uko_type == T_VARIABLE and n.name in named)
+    for node in [*variables.values(), *(n for n in new if n.uko_type == T_VARIABLE)]:
+        for predicate, target in node.edges:
+            if predicate != USES_TYPE:
+                continue
+            if not target.startswith(SYMBOL):
+                everywhere.setdefault(node.name, []).append(target)
+            elif node.uri not in variables:  # not resolved yet: any class of its name
+                classes = by_name.get(target.rsplit(".", 1)[-1], ())
+                everywhere.setdefault(node.name, []).extend(classes)
+    owners = {(cls, member) for owner, member in references for cls in everywhere.get(owner, ())}
     if not guesses and not owners:
         return []
     ancestors: dict[str, UKONode] = {}
@@ -273,4 +300,4 @@ def stored_ancestry(
         for ancestor in {cls, *ancestry(cls)}
         for uri in member_uris(ancestor, name)
     }
-    return [*ancestors.values(), *store.nodes_at(resource_id, members)]
+    return [*variables.values(), *ancestors.values(), *store.nodes_at(resource_id, members)]

@@ -463,12 +463,14 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         by_uri.update((n.uri, n) for n in nodes)
         inheritance = Inheritance(by_uri)
         resolved += inheritance.resolve(inherited.values())
-        # ``Form.clean`` that ``Form`` inherits: the member its bases give.
+        # ``Form.clean`` that ``Form`` inherits: the member its bases give; ``apps.get_model``
+        # of ``apps = Apps()``: the member of its class.
         for node, predicate, target in members:
             owner, _, member = target[len(_PREFIX) :].rpartition(".")
             classes = table.get(owner) or through.follow(owner)
             if classes and len(classes := without_signatures(classes, stubs)) == 1:
-                found = inheritance.member(next(iter(classes)), member)
+                cls = inheritance.class_of(next(iter(classes)))
+                found = inheritance.member(cls, member) if cls is not None else None
                 if found is not None and found != node.uri:
                     node.edges = list(
                         dict.fromkeys(
