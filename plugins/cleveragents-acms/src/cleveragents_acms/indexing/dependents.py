@@ -67,6 +67,7 @@ from cleveragents_acms.indexing.inheritance import (
     INHERITANCE_DEPTH,
     PYTHON_CLASS_TYPES,
     is_python_class,
+    load_ancestors,
     member_uris,
 )
 from cleveragents_acms.indexing.resolve import (
@@ -735,7 +736,7 @@ def _inheriting_files(
     # ... and resolved, to the member of that name a class above gave until now.
     named |= {
         uri
-        for cls in _stored_ancestors(index, changed & before)
+        for cls in load_ancestors(index.nodes, changed & before)
         for member in gained
         for uri in member_uris(cls, member)
     }
@@ -758,20 +759,6 @@ def _retyped_variables(
         and "(" in n.properties.get("signature", "") + variables[n.uri].properties["signature"]
     }
     return _pointing_to(index, resource_id, changed) if changed else set()
-
-
-def _stored_ancestors(index: ProjectIndex, classes: set[str]) -> set[str]:
-    """The URIs of the stored classes ``classes`` inherit from, at any depth."""
-    found: set[str] = set()
-    frontier = classes
-    for _ in range(INHERITANCE_DEPTH):
-        loaded = index.nodes.get_many(frontier - found) if frontier else {}
-        bases = {t for n in loaded.values() for p, t in n.edges if p == INHERITS_FROM}
-        frontier = {b for b in bases if not b.startswith(SYMBOL)} - found - classes
-        found |= frontier
-        if not frontier:
-            break
-    return found
 
 
 def _answering_through(

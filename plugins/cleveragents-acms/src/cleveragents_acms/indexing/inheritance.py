@@ -10,9 +10,14 @@ the member. Only the resource's own classes are known: a base from elsewhere
 (``unittest.TestCase``) is left out of the order, and a guess no class answers is no
 edge.
 
+The same lookup settles a name of a member through its class from anywhere
+(``MyView.as_view()``) or through a module variable made by calling a class
+(``apps.get_model()`` of ``apps = Apps()``, whose ``usesType`` edge names the class:
+:meth:`Inheritance.class_of`), once the ordinary names have been resolved.
+
 A refresh resolves the same way from the stored classes (:func:`stored_ancestry`); the
-files to analyse again when a class gains members or changes its bases are found by
-``dependents``.
+files to analyse again when a class gains members or changes its bases, or a variable
+is made by another class, are found by ``dependents``.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ __all__ = [
     "Inheritance",
     "inherited_guesses",
     "is_python_class",
+    "load_ancestors",
     "member_references",
     "member_uris",
     "parse_guess",
@@ -101,14 +107,11 @@ class Inheritance:
 
     def bases(self, uri: str) -> list[str]:
         """The URIs of the classes ``uri`` names as bases, in order."""
-        edges = self.by_uri[uri].edges
         return list(
             dict.fromkeys(
                 target
-                for predicate, target in edges
-                if predicate == INHERITS_FROM
-                and target in self.by_uri
-                and is_python_class(self.by_uri[target])
+                for target in _base_targets(self.by_uri[uri])
+                if target in self.by_uri and is_python_class(self.by_uri[target])
             )
         )
 
@@ -200,6 +203,26 @@ def _base_targets(node: UKONode) -> list[str]:
     return [t for p, t in node.edges if p == INHERITS_FROM]
 
 
+def load_ancestors(
+    store: NodeStore, classes: Iterable[str], *, besides: Iterable[str] = ()
+) -> dict[str, UKONode]:
+    """The stored classes ``classes`` and those they inherit from, at any depth (but not
+    ``besides``, or through them), with their edges, by URI."""
+    found: dict[str, UKONode] = {}
+    skipped = set(besides)
+    frontier = set(classes)
+    for _ in range(INHERITANCE_DEPTH + 1):
+        wanted = frontier - found.keys() - skipped
+        if not wanted:
+            break
+        loaded = {u: n for u, n in store.get_many(wanted).items() if is_python_class(n)}
+        found.update(loaded)
+        frontier = {
+            t for n in loaded.values() for t in _base_targets(n) if not t.startswith(SYMBOL)
+        }
+    return found
+
+
 def member_references(nodes: Iterable[UKONode]) -> list[tuple[str, str]]:
     """``(class name, member)`` of each Python name of ``nodes`` that may be a class's
     member (``pkg.views.Form.as_view`` -> ``("Form", "as_view")``): if no node answers
@@ -266,13 +289,7 @@ def stored_ancestry(
         ]
 
     frontier = {base for uri in fresh for base in bases(uri)} | {cls for cls, _ in owners}
-    for _ in range(INHERITANCE_DEPTH + 1):
-        wanted = frontier - ancestors.keys() - fresh.keys()
-        if not wanted:
-            break
-        loaded = {u: n for u, n in store.get_many(wanted).items() if is_python_class(n)}
-        ancestors.update(loaded)
-        frontier = {base for uri in loaded for base in bases(uri)}
+    ancestors.update(load_ancestors(store, frontier, besides=fresh))
     above: dict[str, set[str]] = {}  # each class -> the classes it may inherit from
 
     def ancestry(cls: str) -> set[str]:

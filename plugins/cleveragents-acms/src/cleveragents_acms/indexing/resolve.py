@@ -406,8 +406,9 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         guessed = False
         overloads: list[tuple[str, str]] = []
         in_rust = node.path.endswith(".rs")
-        reexporting = node.path.endswith((*SCRIPT_SUFFIXES, *PYTHON_SUFFIXES))
-        importing = node.uko_type in _PY_IMPORTING and node.path.endswith(PYTHON_SUFFIXES)
+        python = node.path.endswith(PYTHON_SUFFIXES)
+        reexporting = python or node.path.endswith(SCRIPT_SUFFIXES)
+        importing = python and node.uko_type in _PY_IMPORTING
         package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
@@ -432,7 +433,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 candidates = candidates & py_modules
             if candidates:
                 candidates = without_signatures(candidates, stubs)
-            elif "." in name and node.path.endswith(PYTHON_SUFFIXES):
+            elif python and "." in name:
                 members.append((node, predicate, target))  # perhaps a class's, inherited
             if candidates and len(candidates) == 1:
                 (uri,) = candidates
