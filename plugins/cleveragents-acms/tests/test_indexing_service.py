@@ -873,30 +873,50 @@ def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
 ) -> None:
     """``import re`` in one project of a tree is the standard library's module, not the
     function ``re`` another project defines (SymPy's, which Django's ``import re`` used
-    to reach): only a module node answers a plain name an import gives. When the tree
-    gains a module of that name, and loses it, a refresh leaves a cold index's edges."""
+    to reach): only a module node answers a plain name an import gives, at a module's top
+    or in a function's body (``import re`` there), in a ``.py`` file or a script whose
+    ``#!`` line names python. A function's other plain names are any definition's. When
+    the tree gains a module of that name, and loses it, a refresh leaves a cold index's
+    edges."""
     root = tmp_path / "tree"
     (root / "web").mkdir(parents=True)
     (root / "maths").mkdir()
     (root / "maths" / "complexes.py").write_text("def re(z):\n    return z\n")
-    (root / "maths" / "polar.py").write_text("from maths.complexes import re\n")
+    (root / "maths" / "polar.py").write_text(
+        "from maths.complexes import re\n\n\ndef radius(z):\n    return re(z)\n"
+    )
     (root / "web" / "urls.py").write_text(
         "import re\n\n\ndef route(path):\n    return re.sub('/', '.', path)\n"
     )
+    (root / "web" / "slugs.py").write_text(
+        "def slug(text):\n    import re, os.path as paths\n    return re.sub(' ', '-', text)\n"
+    )
+    (root / "bin").mkdir()
+    (root / "bin" / "route").write_text("#!/usr/bin/env python3\nimport re\n")
     service.index_resource(RESOURCE_A, root, project="tree")
     uri = "https://cleveragents.ai/r/R/"
+    slug, radius = uri + "web/slugs.py#slug", uri + "maths/polar.py#radius"
+    script = uri + "bin/route#import.re"
     edges = _current_edges(service, "tree", RESOURCE_A)
     assert edges[uri + "web/urls.py#import.re"][1] == ["symbol:re"]
+    assert edges[slug][1] == ["symbol:os.path", "symbol:re", "symbol:re.sub"]
+    assert edges[script][1] == ["symbol:re"]
     assert edges[uri + "maths/polar.py#import.maths.complexes"][1] == [
         uri + "maths/complexes.py#re"
     ]
+    assert edges[radius][1] == [uri + "maths/complexes.py#re"]
     (root / "re.py").write_text("def compile(pattern):\n    return pattern\n")
     run, edges = _refreshed_as_cold(service, root, "tree", tmp_path / "added", monkeypatch)
     assert edges[uri + "web/urls.py#import.re"][1] == [uri + "re.py"]
-    assert run.files_dependent == 2  # and maths/polar.py: its function shares the name
+    assert edges[slug][1] == [uri + "re.py", "symbol:os.path", "symbol:re.sub"]
+    assert edges[script][1] == [uri + "re.py"]
+    assert edges[radius][1] == [uri + "maths/complexes.py#re"]
+    assert run.files_dependent == 4  # and maths/polar.py: its function shares the name
     (root / "re.py").unlink()
     _, edges = _refreshed_as_cold(service, root, "tree", tmp_path / "gone", monkeypatch)
     assert edges[uri + "web/urls.py#import.re"][1] == ["symbol:re"]
+    assert edges[slug][1] == ["symbol:os.path", "symbol:re", "symbol:re.sub"]
+    assert edges[script][1] == ["symbol:re"]
 
 
 def test_a_workspace_package_is_imported_by_its_name(

@@ -32,6 +32,7 @@ __all__ = [
     "MACRO_EXPORT",
     "MACRO_KEY",
     "MODULE_EXPORT",
+    "MODULE_IMPORTS",
     "ON_DEMAND_IMPORTS",
     "PACKAGE_GUESSES",
     "PROC_MACRO",
@@ -59,6 +60,7 @@ __all__ = [
     "forget_go_modules",
     "go_import_path",
     "is_binary",
+    "is_python",
     "java_package",
     "java_package_symbol",
     "language_of",
@@ -275,6 +277,14 @@ JAVA_KEY = "java:"
 GUESSED_KEYS = ("go:", JAVA_KEY)
 #: The files a Python module's names come from (as the Python analyzer takes them).
 PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
+
+
+def is_python(node: UKONode) -> bool:
+    """Whether ``node`` is Python's: a ``.py`` file's, or a script's whose ``#!`` line
+    names python (``bin/tm_sympy``), which the Python analyzer takes too."""
+    return node.language == "python"
+
+
 #: The scheme of an edge target no node answers (yet): a name the indexer resolves.
 SYMBOL = "symbol:"
 #: The edge targets that are such guesses.
@@ -297,6 +307,10 @@ SUPER_GUESS = "super:"
 #: methods call through ``self``/``cls`` and guess they inherit: when a refresh gives a
 #: base class one of them, which of its subclasses' files to analyse again.
 INHERITED_GUESSES = "inherited_guesses"
+#: A Python function's property listing (one a line) the plain names its own ``import``
+#: statements give (``import re`` in its body): modules, which only a module node
+#: answers, as for a module's imports (not SymPy's function ``re``).
+MODULE_IMPORTS = "module_imports"
 #: The module node's property listing (one a line) the packages a Java file imports on
 #: demand (``import java.util.*;``): a guess of its own package that nothing answers is
 #: looked for in each of them, in order (``java:java.util.ArrayList``).

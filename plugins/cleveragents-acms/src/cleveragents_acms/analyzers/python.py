@@ -40,6 +40,7 @@ from cleveragents_acms.analyzers._common import (
     INHERITED_GUESSES,
     INHERITED_TARGET,
     INHERITS_FROM,
+    MODULE_IMPORTS,
     PY_REEXPORT,
     PYTHON_SUFFIXES,
     SUPER_GUESS,
@@ -748,6 +749,7 @@ class _ModuleBuilder:
         calls: list[tuple[int, int, str]] = []
         nested: list[ast.AST] = []
         local_imports: dict[str, str] = {}
+        modules: set[str] = set()  # what its ``import`` statements name
         instance_attrs: list[tuple[str, ast.stmt]] = []
         collect_self = class_qual is not None and fn.name == "__init__" and bool(fn.args.args)
         self_name = fn.args.args[0].arg if collect_self else ""
@@ -796,6 +798,11 @@ class _ModuleBuilder:
                 continue
             elif kind is ast.Import or kind is ast.ImportFrom:
                 self.record_import(item, local_imports)  # type: ignore[arg-type]
+                if kind is ast.Import:
+                    modules.update(
+                        a.name if a.asname else a.name.partition(".")[0]
+                        for a in item.names  # type: ignore[attr-defined]
+                    )
                 continue
             elif collect_self and (kind is ast.Assign or kind is ast.AnnAssign):
                 targets = item.targets if kind is ast.Assign else [item.target]  # type: ignore[attr-defined]
@@ -818,6 +825,9 @@ class _ModuleBuilder:
             if a is not None
         )
         params = frozenset(local_names)
+        plain = sorted(m for m in modules if "." not in m)
+        if plain:
+            node.properties[MODULE_IMPORTS] = "\n".join(plain)
         self.pending.append(_Pending(node, calls, class_qual, params, local_imports, is_test))
         if instance_attrs and class_qual is not None:
             self.instance_attributes(class_qual, instance_attrs)
@@ -892,7 +902,8 @@ class PythonAnalyzer:
     #: 1: a package's re-exports are ``uko-py:ReExport`` nodes with their bindings.
     #: 2: ``self.name()`` a class does not define is guessed inherited (INHERITED_TARGET).
     #: 3: a module variable made by calling a class uses that type (``USES_TYPE``).
-    revision = 3
+    #: 4: a function's own ``import re`` is a module's name (``MODULE_IMPORTS``).
+    revision = 4
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

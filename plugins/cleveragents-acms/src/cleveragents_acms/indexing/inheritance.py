@@ -30,10 +30,10 @@ from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
     INHERITED_TARGET,
     INHERITS_FROM,
-    PYTHON_SUFFIXES,
     SUPER_GUESS,
     SYMBOL,
     USES_TYPE,
+    is_python,
 )
 from cleveragents_acms.analyzers.python import T_CLASS, T_ENUM, T_PROTOCOL, T_VARIABLE
 
@@ -230,7 +230,7 @@ def member_references(nodes: Iterable[UKONode]) -> list[tuple[str, str]]:
     return [
         (parts[-2], parts[-1])
         for node in nodes
-        if node.path.endswith(PYTHON_SUFFIXES)
+        if is_python(node)
         for _, target in node.edges
         if target.startswith(SYMBOL) and not target.startswith(INHERITED_TARGET)
         for parts in [target[len(SYMBOL) :].split(".")]

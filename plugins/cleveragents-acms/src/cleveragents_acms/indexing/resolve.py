@@ -28,6 +28,7 @@ from cleveragents_acms.analyzers._common import (
     MACRO_EXPORT,
     MACRO_KEY,
     MODULE_EXPORT,
+    MODULE_IMPORTS,
     ON_DEMAND_IMPORTS,
     PROC_MACRO,
     PY_REEXPORT,
@@ -42,6 +43,7 @@ from cleveragents_acms.analyzers._common import (
     SCRIPT_SUFFIXES,
     SYMBOL,
     go_package_symbol,
+    is_python,
     java_package,
     java_package_symbol,
     script_stem,
@@ -249,7 +251,7 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
     may give it)."""
     names: set[str] = set()
     for node in nodes:
-        python, rust = node.path.endswith(PYTHON_SUFFIXES), node.path.endswith(".rs")
+        python, rust = is_python(node), node.path.endswith(".rs")
         for _, target in node.edges:
             if not target.startswith(_PREFIX) or target.startswith(INHERITED_TARGET):
                 continue
@@ -406,9 +408,15 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         guessed = False
         overloads: list[tuple[str, str]] = []
         in_rust = node.path.endswith(".rs")
-        python = node.path.endswith(PYTHON_SUFFIXES)
+        python = is_python(node)
         reexporting = python or node.path.endswith(SCRIPT_SUFFIXES)
         importing = python and node.uko_type in _PY_IMPORTING
+        # A function's own ``import re`` names a module too; its other plain names do not.
+        module_names = (
+            frozenset(node.properties[MODULE_IMPORTS].split("\n"))
+            if python and MODULE_IMPORTS in node.properties
+            else frozenset()
+        )
         package = java_package(node) if node.path.endswith(".java") else None
         for i, (predicate, target) in enumerate(node.edges):
             if not target.startswith(_PREFIX):
@@ -428,7 +436,12 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                 candidates = candidates or table.get(name)
                 if not candidates and reexporting:
                     candidates = through.follow(name)
-            if candidates and importing and "." not in name and predicate == DEPENDS_ON:
+            if (
+                candidates
+                and (importing or name in module_names)
+                and "." not in name
+                and predicate == DEPENDS_ON
+            ):
                 # ``import re`` names a module: not SymPy's function ``re``.
                 candidates = candidates & py_modules
             if candidates:

@@ -34,7 +34,12 @@ from cleveragents import paths
 from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, ValidationError
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode
-from cleveragents_acms.analyzers._common import CODE_LANGUAGES, PY_REEXPORT, RUST_MODULE
+from cleveragents_acms.analyzers._common import (
+    CODE_LANGUAGES,
+    PY_REEXPORT,
+    RUST_MODULE,
+    is_python,
+)
 from cleveragents_acms.indexing.analysis import (
     ComponentSpec,
     FileAnalysis,
@@ -54,7 +59,6 @@ from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRu
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
     INHERITED_TARGET,
-    PYTHON_SUFFIXES,
     RUST_CRATE,
     RUST_USE,
     SCRIPT_EXPORT,
@@ -243,7 +247,7 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
                 ),
                 *nodes.default_exports_at([resource_id], default_export_files(given)),
             ]
-    if any(n.path.endswith(PYTHON_SUFFIXES) for n in new):
+    if any(is_python(n) for n in new):
         exports = nodes.nodes_of_type(resource_id, PY_REEXPORT)
         if exports:
             # Only the names a search for the targets may look up: what every package
