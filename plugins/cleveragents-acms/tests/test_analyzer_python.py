@@ -316,6 +316,70 @@ def test_a_module_variable_made_by_calling_a_class_uses_that_type() -> None:
     assert nodes["Apps.default"].edges == []
 
 
+def test_a_call_through_a_typed_attribute_is_the_member_of_its_class() -> None:
+    """``self.client.get()`` is the member of the attribute's class where the class says
+    what the attribute is: ``self.client = Client()``, ``self.cache: Optional[Cache]``, a
+    class-level ``store: "Store"`` or ``remote: net.Client``, or ``self.pool = pool`` of
+    an ``__init__(self, pool: Pool | None)``; the member may be inherited (``get`` of
+    ``Client`` is ``Base``'s). An attribute whose class is not said (``self.data =
+    load()``, ``size: int``), or a longer chain (``self.client.session.get()``), names
+    nothing."""
+    files = {
+        "app/net.py": "class Base:\n    def get(self):\n        return 0\n\n\n"
+        "class Client(Base):\n    def close(self):\n        return 1\n\n\n"
+        "class Pool:\n    def take(self):\n        return 2\n",
+        "app/service.py": textwrap.dedent(
+            """
+            from typing import Optional
+
+            from app import net
+            from app.net import Client, Pool
+
+
+            class Cache:
+                def put(self, key):
+                    return key
+
+
+            class Store:
+                def save(self):
+                    return 3
+
+
+            class Service:
+                store: "Store"
+                remote: net.Client
+
+                def __init__(self, pool: Pool | None, size: int):
+                    self.client = Client()
+                    self.cache: Optional[Cache] = None
+                    self.pool = pool
+                    self.size = size
+                    self.data = load()
+
+                def run(self):
+                    self.client.get()
+                    self.cache.put(1)
+                    self.store.save()
+                    self.pool.take()
+                    self.remote.close()
+                    self.data.keys()
+                    self.client.session.get()
+                    return self.size.bit_length()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    net, service = "app/net.py", "app/service.py"
+    assert nodes[uri(service, "Service.run")].edges == [
+        ("uko:dependsOn", uri(net, "Base.get")),
+        ("uko:dependsOn", uri(service, "Cache.put")),
+        ("uko:dependsOn", uri(service, "Store.save")),
+        ("uko:dependsOn", uri(net, "Pool.take")),
+        ("uko:dependsOn", uri(net, "Client.close")),
+    ]
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

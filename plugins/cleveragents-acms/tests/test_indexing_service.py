@@ -866,6 +866,44 @@ def test_a_python_module_variable_made_by_a_class_gives_that_class_s_members(
     assert refreshed_as_cold("other")[load][1] == [uri + "registry.py#Other.get_model"]
 
 
+def test_a_call_through_a_typed_attribute_follows_its_class_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``self.client.get()`` of an attribute set from an ``__init__`` parameter annotated
+    ``Client`` is the member ``Client`` has or inherits. When the class gains the member,
+    and loses its base, a refresh analyses the caller's file again and leaves a cold
+    index's edges."""
+    app = tmp_path / "attrs" / "app"
+    app.mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "base.py").write_text("class Base:\n    def get(self):\n        return 0\n")
+    net = "from app.base import Base\n\n\nclass Client(Base):\n    pass\n"
+    (app / "net.py").write_text(net)
+    (app / "service.py").write_text(
+        "from app.net import Client\n\n\nclass Service:\n"
+        "    def __init__(self, client: Client):\n        self.client = client\n\n"
+        "    def run(self):\n        return self.client.get()\n"
+    )
+    root = tmp_path / "attrs"
+    service.index_resource(RESOURCE_A, root, project="attrs")
+    uri = "https://cleveragents.ai/r/R/app/"
+    run_uri = uri + "service.py#Service.run"
+    assert _current_edges(service, "attrs", RESOURCE_A)[run_uri][1] == [uri + "base.py#Base.get"]
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        run, edges = _refreshed_as_cold(service, root, "attrs", tmp_path / name, monkeypatch)
+        assert run.files_dependent == 1  # service.py
+        return edges
+
+    nearer = net.replace("    pass\n", "    def get(self):\n        return 1\n")
+    (app / "net.py").write_text(nearer)
+    assert refreshed_as_cold("nearer")[run_uri][1] == [uri + "net.py#Client.get"]
+    (app / "net.py").write_text("class Client:\n    pass\n")
+    assert refreshed_as_cold("rebased")[run_uri][1] == ["symbol:app.net.Client.get"]
+
+
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from cleveragents.models.uko import (
 from cleveragents_acms.analyzers._common import NodeFactory, split_lines, truncate
 
 __all__ = [
+    "annotated_class",
     "blocks",
     "bytes_slice",
     "control_flow",
@@ -30,6 +32,7 @@ __all__ = [
     "indent_block",
     "is_test_file",
     "module_name_for",
+    "value_class",
     "visibility",
 ]
 
@@ -105,6 +108,48 @@ def dotted_name(node: ast.AST) -> str | None:
         attrs.append(node.id)  # type: ignore[attr-defined]
         return ".".join(reversed(attrs))
     return None
+
+
+def value_class(stmt: ast.stmt, parameters: Mapping[str, ast.expr] | None) -> str | None:
+    """The class an attribute's value is, as written (``Client``, ``http.Client``): of
+    ``Client(...)``, of an annotation ``Client``, ``Optional[Client]``, ``Client | None``
+    or ``"Client"``, or of the annotated ``__init__`` parameter it is set to. A name
+    without a capital (``int``, ``list[str]``) is no class worth following."""
+    annotation = getattr(stmt, "annotation", None)
+    value = getattr(stmt, "value", None)
+    if annotation is None and type(value) is ast.Name and parameters:
+        annotation = parameters.get(value.id)
+    if annotation is not None:
+        kind = annotated_class(annotation)
+    elif type(value) is ast.Call:
+        kind = dotted_name(value.func)  # type: ignore[arg-type]
+    else:
+        return None
+    return kind if kind and kind.rpartition(".")[2][:1].isupper() else None
+
+
+def annotated_class(annotation: ast.expr) -> str | None:
+    """``Client`` of ``Client``, ``Optional[Client]``, ``Client | None`` or ``"Client"``."""
+    if type(annotation) is ast.Constant and type(annotation.value) is str:
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except (SyntaxError, ValueError):  # not an expression, or a NUL in it
+            return None
+    if type(annotation) is ast.Subscript and dotted_name(annotation.value) in _OPTIONAL:  # type: ignore[arg-type]
+        annotation = annotation.slice
+    elif type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
+        sides = [annotation.left, annotation.right]
+        kept = [side for side in sides if not (type(side) is ast.Constant and side.value is None)]
+        if len(kept) != 1:
+            return None
+        annotation = kept[0]
+    if type(annotation) is ast.Name or type(annotation) is ast.Attribute:
+        return dotted_name(annotation)
+    return None
+
+
+#: How an optional annotation's class is written (``Optional[Client]``).
+_OPTIONAL = frozenset({"Optional", "typing.Optional", "t.Optional"})
 
 
 def visibility(name: str) -> str:

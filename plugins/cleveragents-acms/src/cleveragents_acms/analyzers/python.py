@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +66,7 @@ from cleveragents_acms.analyzers._python_support import (
     indent_block,
     is_test_file,
     module_name_for,
+    value_class,
     visibility,
 )
 from cleveragents_acms.analyzers.packages import EXPORTED_AS
@@ -151,6 +153,10 @@ class _Scope:
     instance: list[_Member] = field(default_factory=list)
     #: It names a base other than ``object``: a member it lacks may be inherited.
     inherits: bool = False
+    #: Attribute name -> the class its value is, as the module names it (``Client`` of
+    #: ``self.client = Client()``, ``client: Client`` or ``__init__(self, client:
+    #: Client)`` then ``self.client = client``): ``self.client.get()`` is that class's.
+    types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -260,8 +266,14 @@ class _ModuleBuilder:
         head, _, rest = dotted.partition(".")
         if head in ("self", "cls", _SUPER) and class_qual is not None:
             scope = self.classes.get(class_qual)
-            if not rest or "." in rest or scope is None:
+            if not rest or scope is None:
                 return None
+            if "." in rest:  # ``self.client.get``: a member of the attribute's class
+                attribute, _, called = rest.partition(".")
+                kind = scope.types.get(attribute) if head != _SUPER else None
+                if kind is None or "." in called:
+                    return None
+                return self.resolve(f"{kind}.{called}", None)
             member = scope.members.get(rest) if head != _SUPER else None
             if member is not None:
                 return member.uri
@@ -444,7 +456,16 @@ class _ModuleBuilder:
                 names.extend(e.id for e in target.elts if type(e) is ast.Name)
         return [self.attribute(name, stmt, parent, prefix) for name in names]
 
-    def attribute(self, name: str, stmt: ast.stmt, parent: UKONode, prefix: str) -> _Member:
+    def attribute(
+        self,
+        name: str,
+        stmt: ast.stmt,
+        parent: UKONode,
+        prefix: str,
+        parameters: Mapping[str, ast.expr] | None = None,
+    ) -> _Member:
+        """A module variable or a class's attribute; ``parameters`` are the annotations of
+        the ``__init__`` that sets it (``self.client = client``)."""
         end = stmt.end_lineno or stmt.lineno
         line = self.head_line(stmt)
         brief = line if end == stmt.lineno else line + " ..."
@@ -476,6 +497,10 @@ class _ModuleBuilder:
             made = dotted_name(value.func)
             if made and made.rpartition(".")[2][:1].isupper():
                 self.refer(node, made, _INSTANCE_OF, plain_unknown=True)
+        elif in_class:
+            kind = value_class(stmt, parameters)
+            if kind is not None:
+                self.classes[prefix[:-1]].types.setdefault(name, kind)
         return _Member(node, "attribute", brief, brief)
 
     # -- classes ---------------------------------------------------------------------------
@@ -830,7 +855,12 @@ class _ModuleBuilder:
             node.properties[MODULE_IMPORTS] = "\n".join(plain)
         self.pending.append(_Pending(node, calls, class_qual, params, local_imports, is_test))
         if instance_attrs and class_qual is not None:
-            self.instance_attributes(class_qual, instance_attrs)
+            annotated = {
+                a.arg: a.annotation
+                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                if a.annotation is not None
+            }
+            self.instance_attributes(class_qual, instance_attrs, annotated)
         nested.sort(key=lambda n: n.lineno)  # type: ignore[attr-defined]
         for inner in nested:
             if type(inner) is ast.ClassDef:
@@ -838,12 +868,17 @@ class _ModuleBuilder:
             else:
                 self.function(inner, node, node.qualname + ".", None)  # type: ignore[arg-type]
 
-    def instance_attributes(self, class_qual: str, found: list[tuple[str, ast.stmt]]) -> None:
+    def instance_attributes(
+        self,
+        class_qual: str,
+        found: list[tuple[str, ast.stmt]],
+        parameters: Mapping[str, ast.expr],
+    ) -> None:
         scope = self.classes[class_qual]
         for name, stmt in found:
             if name in scope.members:
                 continue
-            member = self.attribute(name, stmt, scope.node, class_qual + ".")
+            member = self.attribute(name, stmt, scope.node, class_qual + ".", parameters)
             member.node.properties["kind"] = "instance-attribute"
             scope.members[name] = member.node
             scope.instance.append(member)
@@ -903,7 +938,8 @@ class PythonAnalyzer:
     #: 2: ``self.name()`` a class does not define is guessed inherited (INHERITED_TARGET).
     #: 3: a module variable made by calling a class uses that type (``USES_TYPE``).
     #: 4: a function's own ``import re`` is a module's name (``MODULE_IMPORTS``).
-    revision = 4
+    #: 5: ``self.client.get()`` is the member of the attribute's class, when it is known.
+    revision = 5
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
