@@ -380,6 +380,40 @@ def test_a_call_through_a_typed_attribute_is_the_member_of_its_class() -> None:
     ]
 
 
+def test_set_up_says_what_class_a_test_s_attribute_is() -> None:
+    """``self.factory = RequestFactory()`` in a test's ``setUp`` (any method of ``self``)
+    makes ``self.factory.get()`` in the tests ``RequestFactory.get``: a call, and what
+    the test exercises. ``__init__``'s word on an attribute comes before the others'."""
+    files = {
+        "app/client.py": "class RequestFactory:\n    def get(self, path):\n        return path\n"
+        "\n\nclass Other:\n    def get(self, path):\n        return 0\n",
+        "tests/test_views.py": textwrap.dedent(
+            """
+            from app.client import Other, RequestFactory
+
+
+            class ViewTests(TestCase):
+                def __init__(self):
+                    self.other = Other()
+
+                def setUp(self):
+                    self.factory = RequestFactory()
+                    self.other = RequestFactory()
+
+                def test_get(self):
+                    self.factory.get("/")
+                    return self.other.get("/")
+            """
+        ),
+    }
+    nodes = resolved(files)
+    reached = [uri("app/client.py", "RequestFactory.get"), uri("app/client.py", "Other.get")]
+    assert nodes[uri("tests/test_views.py", "ViewTests.test_get")].edges == [
+        *(("uko:dependsOn", target) for target in reached),
+        *(("uko-code:testsCallable", target) for target in reached),
+    ]
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

@@ -157,6 +157,9 @@ class _Scope:
     #: ``self.client = Client()``, ``client: Client`` or ``__init__(self, client:
     #: Client)`` then ``self.client = client``): ``self.client.get()`` is that class's.
     types: dict[str, str] = field(default_factory=dict)
+    #: The same, as the other methods say it (``self.factory = RequestFactory()`` in a
+    #: test's ``setUp``): where ``types`` has no word on the attribute.
+    assigned: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -270,7 +273,11 @@ class _ModuleBuilder:
                 return None
             if "." in rest:  # ``self.client.get``: a member of the attribute's class
                 attribute, _, called = rest.partition(".")
-                kind = scope.types.get(attribute) if head != _SUPER else None
+                kind = (
+                    scope.types.get(attribute) or scope.assigned.get(attribute)
+                    if head != _SUPER
+                    else None
+                )
                 if kind is None or "." in called:
                     return None
                 return self.resolve(f"{kind}.{called}", None)
@@ -776,8 +783,11 @@ class _ModuleBuilder:
         local_imports: dict[str, str] = {}
         modules: set[str] = set()  # what its ``import`` statements name
         instance_attrs: list[tuple[str, ast.stmt]] = []
-        collect_self = class_qual is not None and fn.name == "__init__" and bool(fn.args.args)
-        self_name = fn.args.args[0].arg if collect_self else ""
+        # ``self.x = …`` makes attributes in ``__init__``; in the other methods (a test's
+        # ``setUp``) it still says what class ``self.x`` is.
+        in_init = fn.name == "__init__"
+        self_name = fn.args.args[0].arg if class_qual is not None and fn.args.args else ""
+        collect_self = bool(self_name) and (in_init or self_name in ("self", "cls"))
         stack: list[object] = list(fn.body)
         pop, push, append = stack.pop, stack.extend, stack.append
         call_type, scopes, skip = ast.Call, SCOPES, _NO_CALLS_INSIDE
@@ -860,7 +870,10 @@ class _ModuleBuilder:
                 for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
                 if a.annotation is not None
             }
-            self.instance_attributes(class_qual, instance_attrs, annotated)
+            if in_init:
+                self.instance_attributes(class_qual, instance_attrs, annotated)
+            else:
+                self.assigned_types(class_qual, instance_attrs, annotated)
         nested.sort(key=lambda n: n.lineno)  # type: ignore[attr-defined]
         for inner in nested:
             if type(inner) is ast.ClassDef:
@@ -882,6 +895,20 @@ class _ModuleBuilder:
             member.node.properties["kind"] = "instance-attribute"
             scope.members[name] = member.node
             scope.instance.append(member)
+
+    def assigned_types(
+        self,
+        class_qual: str,
+        found: list[tuple[str, ast.stmt]],
+        parameters: Mapping[str, ast.expr],
+    ) -> None:
+        """The classes a method other than ``__init__`` gives attributes
+        (``self.factory = RequestFactory()`` in ``setUp``), the first it says each."""
+        types = self.classes[class_qual].assigned
+        for name, stmt in found:
+            kind = value_class(stmt, parameters)
+            if kind is not None:
+                types.setdefault(name, kind)
 
     def finish_calls(self) -> None:
         for reference in self.references:
@@ -939,7 +966,8 @@ class PythonAnalyzer:
     #: 3: a module variable made by calling a class uses that type (``USES_TYPE``).
     #: 4: a function's own ``import re`` is a module's name (``MODULE_IMPORTS``).
     #: 5: ``self.client.get()`` is the member of the attribute's class, when it is known.
-    revision = 5
+    #: 6: ... also when a method other than ``__init__`` says it (a test's ``setUp``).
+    revision = 6
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
