@@ -275,46 +275,57 @@ def stored_ancestry(
     if not guesses and not owners:
         return []
     ancestors: dict[str, UKONode] = {}
+    known_bases: dict[str, list[str]] = {}
 
     def bases(uri: str) -> list[str]:
+        if uri in known_bases:
+            return known_bases[uri]
         node = fresh.get(uri) or ancestors.get(uri)
         if node is None:
-            return []
+            return []  # not loaded yet: asked again once it is
         if uri not in fresh:  # stored: resolved when it was written
-            return [t for t in _base_targets(node) if not t.startswith(SYMBOL)]
-        return [
-            base
-            for t in _base_targets(node)
-            for base in (by_name.get(t.rsplit(".", 1)[-1], []) if t.startswith(SYMBOL) else [t])
-        ]
+            found = [t for t in _base_targets(node) if not t.startswith(SYMBOL)]
+        else:
+            found = [
+                base
+                for t in _base_targets(node)
+                for base in (by_name.get(t.rsplit(".", 1)[-1], []) if t.startswith(SYMBOL) else [t])
+            ]
+        known_bases[uri] = found
+        return found
 
     frontier = {base for uri in fresh for base in bases(uri)} | {cls for cls, _ in owners}
     ancestors.update(load_ancestors(store, frontier, besides=fresh))
     above: dict[str, set[str]] = {}  # each class -> the classes it may inherit from
 
     def ancestry(cls: str) -> set[str]:
+        # Level by level, as sets: a base written by a common name (``Base``) is every
+        # class of that name, and lists of them grew with each level's repeats.
         if cls not in above:
             seen: set[str] = set()
-            level = bases(cls)
+            level = set(bases(cls))
             for _ in range(INHERITANCE_DEPTH):
-                level = [b for b in level if b not in seen]
+                level -= seen
                 if not level:
                     break
-                seen.update(level)
-                level = [base for uri in level for base in bases(uri)]
+                seen |= level
+                level = {base for uri in level for base in bases(uri)}
             above[cls] = seen
         return above[cls]
 
+    # Member name -> the classes it is looked for in: one pass over each pair, however
+    # many classes share the ancestry (every test class of a tree guesses ``assert…``).
+    wanted: dict[str, set[str]] = {}
+    for cls, name in guesses:
+        wanted.setdefault(name, set()).update(ancestry(cls))
+    for cls, name in owners:
+        looked_in = wanted.setdefault(name, set())
+        looked_in.add(cls)
+        looked_in.update(ancestry(cls))
     members = {
         uri
-        for cls, name in guesses
-        for ancestor in ancestry(cls)
-        for uri in member_uris(ancestor, name)
-    }
-    members |= {
-        uri
-        for cls, name in owners
-        for ancestor in {cls, *ancestry(cls)}
-        for uri in member_uris(ancestor, name)
+        for name, looked_in in wanted.items()
+        for cls in looked_in
+        for uri in member_uris(cls, name)
     }
     return [*variables.values(), *ancestors.values(), *store.nodes_at(resource_id, members)]
