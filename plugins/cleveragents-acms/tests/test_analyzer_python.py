@@ -414,6 +414,53 @@ def test_set_up_says_what_class_a_test_s_attribute_is() -> None:
     ]
 
 
+def test_a_local_name_made_by_calling_a_class_gives_that_class_s_members() -> None:
+    """``form = Form(data)`` then ``form.is_valid()`` is the member ``Form`` has or
+    inherits, and ``backup: forms.Form = make()`` says its class too. A name also bound
+    otherwise (``item = item.copy()``, a loop's), a parameter, or a longer chain
+    (``form.errors.get()``) names nothing."""
+    files = {
+        "app/forms.py": "class Base:\n    def is_valid(self):\n        return True\n\n\n"
+        "class Form(Base):\n    def save(self):\n        return 1\n",
+        "app/views.py": textwrap.dedent(
+            """
+            from app import forms
+            from app.forms import Form
+
+
+            class Item:
+                def copy(self):
+                    return self
+
+
+            def submit(data, other):
+                form = Form(data)
+                backup: forms.Form = make()
+                item = Item()
+                item = item.copy()
+                other = Form(data)
+                for each in range(3):
+                    each = Form(data)
+                form.is_valid()
+                backup.save()
+                item.copy()
+                other.save()
+                each.save()
+                return form.errors.get()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    forms, views = "app/forms.py", "app/views.py"
+    assert nodes[uri(views, "submit")].edges == [
+        ("uko:dependsOn", uri(forms, "Form")),
+        ("uko:dependsOn", "symbol:make"),
+        ("uko:dependsOn", uri(views, "Item")),
+        ("uko:dependsOn", uri(forms, "Base.is_valid")),
+        ("uko:dependsOn", uri(forms, "Form.save")),
+    ]
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

@@ -142,6 +142,8 @@ class _Pending:
     params: frozenset[str]
     local_imports: dict[str, str]
     is_test: bool
+    #: Local name -> the class every assignment to it makes (``form = Form(data)``).
+    local_types: dict[str, str]
 
 
 @dataclass(slots=True)
@@ -264,9 +266,14 @@ class _ModuleBuilder:
         local_imports: dict[str, str] | None = None,
         *,
         plain_unknown: bool = True,
+        local_types: Mapping[str, str] | None = None,
     ) -> str | None:
         """A node URI or ``symbol:dotted.name`` for a name used in this module."""
         head, _, rest = dotted.partition(".")
+        if local_types and head in local_types:  # ``form.is_valid`` of ``form = Form()``
+            if not rest or "." in rest:
+                return None
+            return self.resolve(f"{local_types[head]}.{rest}", None, frozenset(), local_imports)
         if head in ("self", "cls", _SUPER) and class_qual is not None:
             scope = self.classes.get(class_qual)
             if not rest or scope is None:
@@ -795,6 +802,8 @@ class _ModuleBuilder:
         attribute_type, keyword_type = ast.Attribute, ast.keyword
         fields_of = _FIELDS
         local_names: set[str] = set()
+        stores: dict[str, int] = {}  # how many times each local name is bound
+        typed: dict[str, list[str]] = {}  # the classes assignments to a local name make
         while stack:
             item = pop()
             kind = type(item)
@@ -806,6 +815,7 @@ class _ModuleBuilder:
             if kind is name_type:
                 if type(item.ctx) is store:  # type: ignore[attr-defined]
                     local_names.add(item.id)  # type: ignore[attr-defined]
+                    stores[item.id] = stores.get(item.id, 0) + 1  # type: ignore[attr-defined]
                 continue
             if kind is attribute_type:
                 append(item.value)  # type: ignore[attr-defined]
@@ -839,11 +849,16 @@ class _ModuleBuilder:
                         for a in item.names  # type: ignore[attr-defined]
                     )
                 continue
-            elif collect_self and (kind is ast.Assign or kind is ast.AnnAssign):
+            elif kind is ast.Assign or kind is ast.AnnAssign:
                 targets = item.targets if kind is ast.Assign else [item.target]  # type: ignore[attr-defined]
                 for target in targets:
-                    if (
-                        type(target) is ast.Attribute
+                    if type(target) is name_type:
+                        made = value_class(item, None)  # type: ignore[arg-type]
+                        if made is not None:
+                            typed.setdefault(target.id, []).append(made)
+                    elif (
+                        collect_self
+                        and type(target) is ast.Attribute
                         and type(target.value) is ast.Name
                         and target.value.id == self_name
                     ):
@@ -860,10 +875,22 @@ class _ModuleBuilder:
             if a is not None
         )
         params = frozenset(local_names)
+        # A local name whose every binding makes one class (not a parameter's, not a
+        # loop's too): its members are that class's.
+        local_types = {
+            name: made[0]
+            for name, made in typed.items()
+            if len(made) == stores.get(name) and len(set(made)) == 1
+        }
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                local_types.pop(a.arg, None)
         plain = sorted(m for m in modules if "." not in m)
         if plain:
             node.properties[MODULE_IMPORTS] = "\n".join(plain)
-        self.pending.append(_Pending(node, calls, class_qual, params, local_imports, is_test))
+        self.pending.append(
+            _Pending(node, calls, class_qual, params, local_imports, is_test, local_types)
+        )
         if instance_attrs and class_qual is not None:
             annotated = {
                 a.arg: a.annotation
@@ -924,7 +951,11 @@ class _ModuleBuilder:
             pending.calls.sort()
             for _, _, dotted in pending.calls:
                 target = self.resolve(
-                    dotted, pending.class_qual, pending.params, pending.local_imports
+                    dotted,
+                    pending.class_qual,
+                    pending.params,
+                    pending.local_imports,
+                    local_types=pending.local_types,
                 )
                 if target is not None and target != pending.node.uri:
                     targets.append(target)
@@ -967,7 +998,8 @@ class PythonAnalyzer:
     #: 4: a function's own ``import re`` is a module's name (``MODULE_IMPORTS``).
     #: 5: ``self.client.get()`` is the member of the attribute's class, when it is known.
     #: 6: ... also when a method other than ``__init__`` says it (a test's ``setUp``).
-    revision = 6
+    #: 7: ``form.is_valid()`` of a local ``form = Form(data)`` is the member of ``Form``.
+    revision = 7
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
