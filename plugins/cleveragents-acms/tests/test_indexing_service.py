@@ -957,6 +957,31 @@ def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     assert edges[script][1] == ["symbol:re"]
 
 
+def test_a_python_script_without_a_suffix_refreshes_as_a_py_file_does(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A script whose ``#!`` line names python (``bin/run``) is Python to the resolver:
+    when only it changes, a refresh looks its imports' modules up as a cold index does,
+    ``src/`` layout included."""
+    root = tmp_path / "tools"
+    (root / "src" / "tools").mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "src" / "tools" / "__init__.py").write_text("")
+    (root / "src" / "tools" / "text.py").write_text("def slug(s):\n    return s\n")
+    script = "#!/usr/bin/env python3\nfrom tools import text\n\n\ndef main():\n"
+    (root / "bin" / "run").write_text(script + "    return text.slug('a')\n")
+    service.index_resource(RESOURCE_A, root, project="tools")
+    main = "https://cleveragents.ai/r/R/bin/run#main"
+    slug = "https://cleveragents.ai/r/R/src/tools/text.py#slug"
+    assert _current_edges(service, "tools", RESOURCE_A)[main][1] == [slug]
+    (root / "bin" / "run").write_text(script + "    return text.slug('b')\n")
+    run, edges = _refreshed_as_cold(service, root, "tools", tmp_path / "cold", monkeypatch)
+    assert run.files_analyzed == 1
+    assert edges[main][1] == [slug]
+
+
 def test_a_workspace_package_is_imported_by_its_name(
     service: RepoIndexingService,
     tmp_path: Path,

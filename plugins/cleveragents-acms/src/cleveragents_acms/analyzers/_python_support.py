@@ -23,6 +23,7 @@ __all__ = [
     "annotated_class",
     "blocks",
     "bytes_slice",
+    "called_class",
     "control_flow",
     "docstring_block",
     "dotted_name",
@@ -120,12 +121,17 @@ def value_class(stmt: ast.stmt, parameters: Mapping[str, ast.expr] | None) -> st
     if annotation is None and type(value) is ast.Name and parameters:
         annotation = parameters.get(value.id)
     if annotation is not None:
-        kind = annotated_class(annotation)
-    elif type(value) is ast.Call:
-        kind = dotted_name(value.func)  # type: ignore[arg-type]
-    else:
-        return None
-    return kind if kind and kind.rpartition(".")[2][:1].isupper() else None
+        return _a_class(annotated_class(annotation))
+    return called_class(value) if value is not None else None
+
+
+def called_class(value: ast.expr) -> str | None:
+    """``Client`` of ``Client(...)``: the name called, when it is a class's by its capital."""
+    return _a_class(dotted_name(value.func)) if type(value) is ast.Call else None  # type: ignore[attr-defined]
+
+
+def _a_class(name: str | None) -> str | None:
+    return name if name and name.rpartition(".")[2][:1].isupper() else None
 
 
 def annotated_class(annotation: ast.expr) -> str | None:

@@ -58,6 +58,7 @@ from cleveragents_acms.analyzers._python_support import (
     TRY_TYPES,
     blocks,
     bytes_slice,
+    called_class,
     control_flow,
     docstring_block,
     dotted_name,
@@ -506,10 +507,10 @@ class _ModuleBuilder:
             properties=properties,
         )
         value = getattr(stmt, "value", None)
-        if not prefix and type(value) is ast.Call:
+        if not prefix:
             # ``apps = Apps()``: the instance's class, whose members ``apps.get_model`` names.
-            made = dotted_name(value.func)
-            if made and made.rpartition(".")[2][:1].isupper():
+            made = called_class(value) if value is not None else None
+            if made is not None:
                 self.refer(node, made, _INSTANCE_OF, plain_unknown=True)
         elif in_class:
             kind = value_class(stmt, parameters)

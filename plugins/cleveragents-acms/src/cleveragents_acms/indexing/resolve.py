@@ -296,7 +296,7 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
             if not target.startswith(_PREFIX) or target.startswith(INHERITED_TARGET):
                 continue
             dotted = target[len(_PREFIX) :]
-            if node.path.endswith((".py", ".pyi")):
+            if is_python(node):
                 base = dotted.replace(".", "/")
                 for root in ("", "src/", "lib/"):
                     for suffix in (".py", ".pyi"):  # a stub answers as its module does
