@@ -213,7 +213,8 @@ def test_third_party_click_core() -> None:
 def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
     """click's ``__init__`` (``from .core import Command as Command``): each of its
     top-level from-imports is a ``uko-py:ReExport`` whose bindings say what the package
-    answers for; a module's imports, a function's and ``__future__``'s are none."""
+    answers for; a function's and ``__future__``'s are none, and of a module's only what
+    it imports with ``*`` (see the test below)."""
     result = analyze(installed("click"), "click/__init__.py")
     assert result.errors == []
     reexports = [n for n in result.nodes if n.uko_type == "uko-py:ReExport"]
@@ -241,7 +242,50 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
     ]
     assert nodes["import.os.path"].uko_type == "uko-py:Import"
     module = analyze_source(source, "shop/views.py")
-    assert not [n for n in module.values() if n.uko_type == "uko-py:ReExport"]
+    reexports = [n for n in module.values() if n.uko_type == "uko-py:ReExport"]
+    assert [json.loads(n.properties["bindings"]) for n in reexports] == [[["", "shop.extra"]]]
+
+
+def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> None:
+    """structlog's ``types.py`` (``from .typing import Context, …`` beside ``__all__ =
+    ("Context", …)``), as pandas's ``core/api.py`` is where ``pandas.DataFrame`` leads: a module's
+    top-level from-import is a re-export of the names ``__all__`` lists (written out in
+    any of its forms, before or after the import), of ``a as a`` and of ``*`` (as in
+    ``astropy.modeling.models``); the module's other imports and a function's are none."""
+    result = analyze(installed("structlog.types"), "structlog/types.py")
+    reexports = [n for n in result.nodes if n.uko_type == "uko-py:ReExport"]
+    bindings = {b for n in reexports for b in map(tuple, json.loads(n.properties["bindings"]))}
+    assert ("Context", "structlog.typing.Context") in bindings and len(bindings) == 9
+    assert {n.properties["exported_as"] for n in reexports} == {"structlog.types"}
+    source = """
+        __all__ = ["Model"]
+        from .base import Model, helper
+        from .extra import *
+        from .more import Other, Listed as Named, Kept as Kept
+        from .late import Late
+        __all__ += ["Named"]
+        __all__.extend(("Extended",))
+        __all__.append("Late")
+        from .ext import Extended
+        from os import path
+
+        def load():
+            from .base import Model
+            return Model
+    """
+    nodes = analyze_source(source, "shop/views.py")
+    reexports = [n for n in nodes.values() if n.uko_type == "uko-py:ReExport"]
+    assert sorted(json.loads(n.properties["bindings"]) for n in reexports) == [
+        [["", "shop.extra"]],
+        [["Extended", "shop.ext.Extended"]],
+        [["Late", "shop.late.Late"]],
+        [["Model", "shop.base.Model"]],
+        [["Named", "shop.more.Listed"], ["Kept", "shop.more.Kept"]],
+    ]
+    assert {n.properties["exported_as"] for n in reexports} == {"shop.views"}
+    assert nodes["import.os"].uko_type == "uko-py:Import"
+    computed = analyze_source("from .base import Model\n__all__ = base.__all__\n", "shop/v.py")
+    assert not [n for n in computed.values() if n.uko_type == "uko-py:ReExport"]
 
 
 def test_a_call_through_self_to_a_member_the_class_lacks_is_guessed_inherited() -> None:

@@ -92,26 +92,55 @@ def test_a_run_waits_for_another_process_indexing_the_same_resource(
 ) -> None:
     """While another live process indexes the resource (its row says so), `index PATH`
     says which process it waits for and runs once that one ended; `--no-wait` fails at
-    once, naming it."""
+    once, naming it. The other process lives until the waiting run has said so (no
+    race with how long a run takes to start on a busy machine)."""
     import sqlite3
     import threading
 
     home = tmp_path / "home"
     _run(home, "index", str(repo), "--project", "shop")
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
-    reaped = threading.Thread(target=other.wait)  # so its id is free once it ends
-    reaped.start()
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
     with sqlite3.connect(home / "cleveragents.db") as db:
         db.execute("UPDATE repo_indexes SET status = 'indexing', worker_pid = ?", (other.pid,))
     refused = _run(home, "index", str(repo), "--project", "shop", "--no-wait", check=False)
     assert refused.returncode != 0
     assert f"is being indexed by another process (pid {other.pid})" in refused.stderr
     assert other.poll() is None
-    waited = _run(home, "index", str(repo), "--project", "shop", "--json")
-    assert f"waiting for process {other.pid}, which is indexing" in waited.stderr
-    assert other.poll() is not None  # it ended before the run could start
-    assert json.loads(waited.stdout)["index"]["status"] == "ready"
-    reaped.join()
+    waiting = subprocess.Popen(
+        [CLI, "index", str(repo), "--project", "shop", "--json"],
+        env={**os.environ, "CLEVERAGENTS_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    said = f"waiting for process {other.pid}, which is indexing"
+    stderr: list[str] = []
+    heard = threading.Event()
+
+    def listen() -> None:
+        assert waiting.stderr is not None
+        for line in waiting.stderr:
+            stderr.append(line)
+            if said in line:
+                heard.set()
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    try:
+        assert heard.wait(timeout=120), "".join(stderr)
+        assert waiting.poll() is None  # it waits while the other one lives
+    finally:
+        assert other.stdin is not None
+        other.stdin.close()  # the other process ends
+        other.wait()
+    assert waiting.stdout is not None
+    stdout = waiting.stdout.read()  # the listener has stderr
+    waiting.wait(timeout=300)
+    listener.join()
+    assert waiting.returncode == 0, "".join(stderr)
+    assert json.loads(stdout)["index"]["status"] == "ready"
 
 
 def test_index_status_names_the_files_with_problems(tmp_path: Path, repo: Path) -> None:

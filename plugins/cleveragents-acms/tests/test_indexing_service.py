@@ -750,6 +750,109 @@ def test_python_names_resolve_through_the_packages_that_re_export_them(
     ]
 
 
+def test_python_names_go_on_through_a_module_whose_all_lists_them(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``pd.Frame(...).head()`` of ``import tab as pd``, as pandas's tests call
+    ``pd.DataFrame``: the package imports ``Frame`` from ``tab.core.api``, a module that
+    imports it from ``tab.core.frame`` and lists it in ``__all__``, so the name goes on
+    to the class and its member (inherited too); what the module imports with ``*`` goes
+    on too (``helper``). A name the module imports but does not list ends there. Taking
+    the name out of ``__all__`` and the ``*`` import away, and bringing them back, each
+    leave a cold index's edges."""
+    core = tmp_path / "py" / "tab" / "core"
+    core.mkdir(parents=True)
+    (core.parent / "__init__.py").write_text("from tab.core.api import Frame, Hidden\n")
+    (core / "__init__.py").write_text("")
+    api = (
+        "from tab.core.frame import Frame, Hidden\nfrom tab.core.tools import *\n\n"
+        '__all__ = ["Frame"]\n'
+    )
+    (core / "api.py").write_text(api)
+    (core / "frame.py").write_text(
+        "class Base:\n    def shape(self):\n        return 0\n\n\n"
+        "class Frame(Base):\n    def head(self):\n        return 1\n\n\n"
+        "class Hidden:\n    pass\n"
+    )
+    (core / "tools.py").write_text("def helper():\n    return 2\n")
+    (tmp_path / "py" / "test_frame.py").write_text(
+        "import tab as pd\nfrom tab.core.api import helper\n\n\n"
+        "def test_head():\n"
+        "    df = pd.Frame()\n    pd.Hidden()\n    df.shape()\n    helper()\n"
+        "    return df.head()\n"
+    )
+    root = tmp_path / "py"
+    service.index_resource(RESOURCE_A, root, project="py")
+    uri = "https://cleveragents.ai/r/R/"
+    test = uri + "test_frame.py#test_head"
+    frame = uri + "tab/core/frame.py#"
+    helper = uri + "tab/core/tools.py#helper"
+    # Each twice: the test depends on what it calls and tests it.
+    reached = [frame + "Frame", frame + "Frame.head", frame + "Base.shape", helper]
+    assert _current_edges(service, "py", RESOURCE_A)[test][1] == sorted(
+        [*reached, "symbol:tab.Hidden"] * 2
+    )
+
+    (core / "api.py").write_text(api.replace('"Frame"', '"Other"').replace("import *", "helper"))
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "dropped", monkeypatch)
+    names = ["tab.Frame", "tab.Frame.head", "tab.Frame.shape", "tab.core.api.helper"]
+    assert edges[test][1] == sorted(["symbol:" + n for n in [*names, "tab.Hidden"]] * 2)
+    (core / "api.py").write_text(api)
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "listed", monkeypatch)
+    assert edges[test][1] == sorted([*reached, "symbol:tab.Hidden"] * 2)
+
+
+def test_a_python_name_defined_in_alternative_branches_is_depended_on_as_a_set(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SymPy's ``testing/pytest.py`` defines ``raises`` as ``pytest.raises`` when pytest is
+    there and as a function of its own otherwise: a test calling ``raises`` depends on
+    both (as a call to an overloaded Java method does), and so does a call of a method a
+    class body defines by version. A stub's overloads alone are what its name answers.
+    Taking one branch away and bringing it back each leave a cold index's edges."""
+    kit = tmp_path / "py" / "kit"
+    kit.mkdir(parents=True)
+    (kit / "__init__.py").write_text("")
+    testing = (
+        "try:\n    import pytest\n    raises = pytest.raises\n"
+        "except ImportError:\n    def raises(error):\n        return error\n"
+    )
+    (kit / "testing.py").write_text(testing)
+    (kit / "shape.py").write_text(
+        "import sys\n\n\nclass Shape:\n    if sys.version_info >= (3, 12):\n"
+        "        def size(self):\n            return 1\n    else:\n"
+        "        def size(self):\n            return 2\n"
+    )
+    stub = "from typing import overload\n\n@overload\ndef fast(x: int) -> int: ...\n"
+    (kit / "native.pyi").write_text(stub + "@overload\ndef fast(x: str) -> str: ...\n")
+    (tmp_path / "py" / "test_kit.py").write_text(
+        "from kit.testing import raises\nfrom kit.shape import Shape\n"
+        "from kit.native import fast\n\n\n"
+        "def test_it():\n    raises(ValueError)\n    fast(1)\n    return Shape.size(None)\n"
+    )
+    root = tmp_path / "py"
+    service.index_resource(RESOURCE_A, root, project="py")
+    uri = "https://cleveragents.ai/r/R/kit/"
+    test = "https://cleveragents.ai/r/R/test_kit.py#test_it"
+    raises = [uri + "testing.py#raises", uri + "testing.py#raises~2"]
+    fast = [uri + "native.pyi#fast", uri + "native.pyi#fast~2"]
+    size = [uri + "shape.py#Shape.size", uri + "shape.py#Shape.size~2"]
+    edges = _current_edges(service, "py", RESOURCE_A)
+    assert edges[test][1] == sorted([*raises, *fast, *size] * 2)
+    assert sorted(edges[test[: test.index("#")] + "#import.kit.testing"][1]) == raises
+
+    (kit / "testing.py").write_text("def raises(error):\n    return error\n")
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "one", monkeypatch)
+    assert edges[test][1] == sorted([uri + "testing.py#raises", *fast, *size] * 2)
+    (kit / "testing.py").write_text(testing)
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "both", monkeypatch)
+    assert edges[test][1] == sorted([*raises, *fast, *size] * 2)
+
+
 def test_python_calls_through_self_reach_the_members_classes_inherit(
     service: RepoIndexingService,
     tmp_path: Path,

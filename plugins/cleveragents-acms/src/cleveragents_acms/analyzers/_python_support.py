@@ -32,6 +32,7 @@ __all__ = [
     "head_line",
     "indent_block",
     "is_test_file",
+    "listed_names",
     "module_name_for",
     "value_class",
     "visibility",
@@ -109,6 +110,46 @@ def dotted_name(node: ast.AST) -> str | None:
         attrs.append(node.id)  # type: ignore[attr-defined]
         return ".".join(reversed(attrs))
     return None
+
+
+def listed_names(body: list[ast.stmt]) -> frozenset[str]:
+    """The names a module's ``__all__`` lists where its top level writes them out:
+    ``__all__ = [...]`` (annotated or not), ``__all__ += [...]``, ``__all__.extend([...])``
+    and ``__all__.append("x")``. Names it computes (``__all__ = a.__all__ + ...``) are
+    not read: only what the text says for certain."""
+    names: set[str] = set()
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.Assign:
+            if any(type(t) is ast.Name and t.id == "__all__" for t in stmt.targets):  # type: ignore[attr-defined]
+                names.update(_strings(stmt.value))  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign or kind is ast.AugAssign:
+            target = stmt.target  # type: ignore[attr-defined]
+            if type(target) is ast.Name and target.id == "__all__" and stmt.value is not None:  # type: ignore[attr-defined]
+                names.update(_strings(stmt.value))  # type: ignore[attr-defined]
+        elif kind is ast.Expr and type(call := stmt.value) is ast.Call:  # type: ignore[attr-defined]
+            func = call.func
+            if (
+                type(func) is ast.Attribute
+                and func.attr in ("extend", "append")
+                and type(func.value) is ast.Name
+                and func.value.id == "__all__"
+                and len(call.args) == 1
+            ):
+                arg = call.args[0]
+                names.update(_strings(arg) if func.attr == "extend" else _literals([arg]))
+    return frozenset(names)
+
+
+def _strings(value: ast.expr) -> list[str]:
+    """The string literals of a list or tuple display (nothing for anything else)."""
+    if type(value) is not ast.List and type(value) is not ast.Tuple:
+        return []
+    return _literals(value.elts)  # type: ignore[attr-defined]
+
+
+def _literals(values: list[ast.expr]) -> list[str]:
+    return [e.value for e in values if type(e) is ast.Constant and type(e.value) is str]
 
 
 def value_class(stmt: ast.stmt, parameters: Mapping[str, ast.expr] | None) -> str | None:

@@ -66,6 +66,7 @@ from cleveragents_acms.analyzers._python_support import (
     head_line,
     indent_block,
     is_test_file,
+    listed_names,
     module_name_for,
     value_class,
     visibility,
@@ -185,6 +186,8 @@ class _ModuleBuilder:
         self.factory = NodeFactory(resource_id, relative, "python")
         self.module = module_name_for(path, relative)
         self.is_package = relative.rsplit("/", 1)[-1] in ("__init__.py", "__init__.pyi")
+        #: The names a module's literal ``__all__`` lists (its public interface).
+        self.public: frozenset[str] = frozenset()
         self.is_test_file = is_test_file(relative)
         self.imports: dict[str, str] = {}
         self.top: dict[str, UKONode] = {}
@@ -335,6 +338,7 @@ class _ModuleBuilder:
         )
         if doc:
             module.properties["docstring"] = doc
+        self.public = listed_names(tree.body)
         members, imports = self.body(tree.body, module, None, "")
         self.finish_calls()
         if self.inherited:
@@ -444,11 +448,13 @@ class _ModuleBuilder:
     def reexport(self, stmt: ast.Import | ast.ImportFrom, parent: UKONode) -> list[list[str]]:
         """What a package's top-level ``from m import a as b`` makes it answer to
         (``[["b", "m.a"]]``; ``["", "m"]`` for ``from m import *``): ``pkg.b`` is
-        ``m.a`` to whoever imports it from the package. Only a package's ``__init__``
-        re-exports so by custom; a module's imports are its own business."""
-        if not (self.is_package and self.module and not parent.qualname):
-            return []
-        if type(stmt) is not ast.ImportFrom:
+        ``m.a`` to whoever imports it from the package. A package's ``__init__``
+        re-exports so by custom; a module's imports are its own business unless it says
+        otherwise, as PEP 484 reads a stub and type checkers a typed library: the name is
+        in the module's ``__all__`` (``pandas.core.api``, whose ``DataFrame`` is
+        ``pandas.DataFrame``), imported ``as`` itself (``from m import a as a``), or
+        imported with ``*`` (``astropy.modeling.models``, made of ``import *``)."""
+        if not (self.module and not parent.qualname) or type(stmt) is not ast.ImportFrom:
             return []
         base = self.absolute(stmt.module, stmt.level)
         if not base or base.startswith(".") or base == "__future__":  # above the top: unknown
@@ -458,6 +464,10 @@ class _ModuleBuilder:
             if alias.name == "*"
             else [alias.asname or alias.name, f"{base}.{alias.name}"]
             for alias in stmt.names
+            if self.is_package
+            or alias.name == "*"
+            or (alias.asname or alias.name) in self.public
+            or alias.asname == alias.name
         ]
 
     def assignment(self, stmt: ast.stmt, parent: UKONode, prefix: str) -> list[_Member]:
@@ -1000,7 +1010,10 @@ class PythonAnalyzer:
     #: 5: ``self.client.get()`` is the member of the attribute's class, when it is known.
     #: 6: ... also when a method other than ``__init__`` says it (a test's ``setUp``).
     #: 7: ``form.is_valid()`` of a local ``form = Form(data)`` is the member of ``Form``.
-    revision = 7
+    #: 8: a module's ``from m import a`` re-exports ``a`` when ``__all__`` lists it (and
+    #: ``from m import *`` all of ``m``); a name a module defines in alternative branches
+    #: resolves to all its definitions.
+    revision = 8
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

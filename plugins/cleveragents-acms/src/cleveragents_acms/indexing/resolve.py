@@ -3,8 +3,9 @@
 Analyzers see one file at a time, so an import, base class or call names a
 symbol (``symbol:pkg.mod.Class``); the indexer knows every node of the
 resource and replaces the name with the node's URI when exactly one node
-answers to it (with the URIs of all of them when they are the overloads of one
-Java method). Ambiguous or external names stay symbolic.
+answers to it (with the URIs of all of them when they are one name's definitions in
+one file: a Java method's overloads, a Python name defined in alternative branches).
+Ambiguous or external names stay symbolic.
 """
 
 from __future__ import annotations
@@ -455,7 +456,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                     resolved += 1
             elif candidates and is_overload_set(candidates):
                 # A call by the name of overloaded Java methods is to one of them, which the
-                # arguments' types pick: it depends on the set.
+                # arguments' types pick (of a Python name defined in alternative branches,
+                # the branch taken): it depends on the set.
                 chosen = sorted(candidates - {node.uri})
                 node.edges[i] = (predicate, chosen[0])
                 overloads.extend((predicate, uri) for uri in chosen[1:])
@@ -535,25 +537,36 @@ def without_signatures(candidates: set[str], signatures: set[str]) -> set[str]:
     """The nodes that answer a name ``candidates`` share, less the overload signatures
     among them (TypeScript's, ``typing.overload`` stubs) when several do: they share the
     name of the implementation they declare, and a call is to the implementation. So
-    are TypeScript's merged declarations (see :func:`answers_beside_none`)."""
-    return candidates - signatures if len(candidates) > 1 else candidates
+    are TypeScript's merged declarations (see :func:`answers_beside_none`). Signatures
+    that declare no implementation here (a ``.pyi`` stub's overloads) are what answers."""
+    if len(candidates) < 2:
+        return candidates
+    return (candidates - signatures) or candidates
 
 
 def resolves(candidates: set[str]) -> bool:
     """Whether a name the nodes ``candidates`` answer resolves: one node answers it, or
-    the overloads of one Java method (see :func:`is_overload_set`)."""
+    the definitions of one name in one Java or Python file (see :func:`is_overload_set`)."""
     return len(candidates) == 1 or is_overload_set(candidates)
 
 
 def is_overload_set(candidates: set[str]) -> bool:
-    """True for the URIs of a Java method's overloads: one qualified name in one ``.java``
-    file, the second and later made unique as ``Name~2``, ``Name~3`` … A call by that
-    name resolves to all of them (``symbol:java.util.Objects.requireNonNull``, three
-    overloads, was left unresolved 399 times in the JDK's ``java.util``)."""
+    """True for the URIs of one name's definitions in one file, the second and later made
+    unique as ``Name~2``, ``Name~3`` …: a Java method's overloads, or what a Python
+    module defines in alternative branches (SymPy's ``testing/pytest.py`` defines
+    ``raises`` as ``pytest.raises`` when pytest is there, else as a function of its own),
+    a property's getter and setter, a stub's overloads. A reference by that name is to
+    whichever one the arguments or the branch taken pick, so it depends on all of them
+    (``symbol:java.util.Objects.requireNonNull``, three overloads, was left unresolved
+    399 times in the JDK's ``java.util``; SymPy's tests call ``raises`` 3,441 times)."""
     if len(candidates) < 2:
         return False
     bases = {_overloaded(uri) for uri in candidates}
-    return len(bases) == 1 and next(iter(bases)).partition("#")[0].endswith(".java")
+    return len(bases) == 1 and next(iter(bases)).partition("#")[0].endswith(_ONE_NAME_SETS)
+
+
+#: The files whose several definitions of one name make a set a reference depends on.
+_ONE_NAME_SETS = (".java", *PYTHON_SUFFIXES)
 
 
 def _overloaded(uri: str) -> str:
