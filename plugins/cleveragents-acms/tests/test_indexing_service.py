@@ -148,6 +148,14 @@ def _refreshed_as_cold(
     return run, edges
 
 
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write each ``relative path -> text`` under ``root``, folders made as needed."""
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
 def _crate_folders(root: Path, *names: str) -> list[Path]:
     """A Rust workspace's crates under ``root``: each one's ``crates/<name>/src``, made."""
     folders = [root / "crates" / name / "src" for name in names]
@@ -762,28 +770,28 @@ def test_python_names_go_on_through_a_module_whose_all_lists_them(
     on too (``helper``). A name the module imports but does not list ends there. Taking
     the name out of ``__all__`` and the ``*`` import away, and bringing them back, each
     leave a cold index's edges."""
-    core = tmp_path / "py" / "tab" / "core"
-    core.mkdir(parents=True)
-    (core.parent / "__init__.py").write_text("from tab.core.api import Frame, Hidden\n")
-    (core / "__init__.py").write_text("")
+    root = tmp_path / "py"
+    core = root / "tab" / "core"
     api = (
         "from tab.core.frame import Frame, Hidden\nfrom tab.core.tools import *\n\n"
         '__all__ = ["Frame"]\n'
     )
-    (core / "api.py").write_text(api)
-    (core / "frame.py").write_text(
-        "class Base:\n    def shape(self):\n        return 0\n\n\n"
-        "class Frame(Base):\n    def head(self):\n        return 1\n\n\n"
-        "class Hidden:\n    pass\n"
+    _write_tree(
+        root,
+        {
+            "tab/__init__.py": "from tab.core.api import Frame, Hidden\n",
+            "tab/core/__init__.py": "",
+            "tab/core/api.py": api,
+            "tab/core/frame.py": "class Base:\n    def shape(self):\n        return 0\n\n\n"
+            "class Frame(Base):\n    def head(self):\n        return 1\n\n\n"
+            "class Hidden:\n    pass\n",
+            "tab/core/tools.py": "def helper():\n    return 2\n",
+            "test_frame.py": "import tab as pd\nfrom tab.core.api import helper\n\n\n"
+            "def test_head():\n"
+            "    df = pd.Frame()\n    pd.Hidden()\n    df.shape()\n    helper()\n"
+            "    return df.head()\n",
+        },
     )
-    (core / "tools.py").write_text("def helper():\n    return 2\n")
-    (tmp_path / "py" / "test_frame.py").write_text(
-        "import tab as pd\nfrom tab.core.api import helper\n\n\n"
-        "def test_head():\n"
-        "    df = pd.Frame()\n    pd.Hidden()\n    df.shape()\n    helper()\n"
-        "    return df.head()\n"
-    )
-    root = tmp_path / "py"
     service.index_resource(RESOURCE_A, root, project="py")
     uri = "https://cleveragents.ai/r/R/"
     test = uri + "test_frame.py#test_head"
@@ -814,27 +822,28 @@ def test_a_python_name_defined_in_alternative_branches_is_depended_on_as_a_set(
     both (as a call to an overloaded Java method does), and so does a call of a method a
     class body defines by version. A stub's overloads alone are what its name answers.
     Taking one branch away and bringing it back each leave a cold index's edges."""
-    kit = tmp_path / "py" / "kit"
-    kit.mkdir(parents=True)
-    (kit / "__init__.py").write_text("")
+    root = tmp_path / "py"
+    kit = root / "kit"
     testing = (
         "try:\n    import pytest\n    raises = pytest.raises\n"
         "except ImportError:\n    def raises(error):\n        return error\n"
     )
-    (kit / "testing.py").write_text(testing)
-    (kit / "shape.py").write_text(
-        "import sys\n\n\nclass Shape:\n    if sys.version_info >= (3, 12):\n"
-        "        def size(self):\n            return 1\n    else:\n"
-        "        def size(self):\n            return 2\n"
+    _write_tree(
+        root,
+        {
+            "kit/__init__.py": "",
+            "kit/testing.py": testing,
+            "kit/shape.py": "import sys\n\n\nclass Shape:\n"
+            "    if sys.version_info >= (3, 12):\n"
+            "        def size(self):\n            return 1\n    else:\n"
+            "        def size(self):\n            return 2\n",
+            "kit/native.pyi": "from typing import overload\n\n"
+            "@overload\ndef fast(x: int) -> int: ...\n@overload\ndef fast(x: str) -> str: ...\n",
+            "test_kit.py": "from kit.testing import raises\nfrom kit.shape import Shape\n"
+            "from kit.native import fast\n\n\n"
+            "def test_it():\n    raises(ValueError)\n    fast(1)\n    return Shape.size(None)\n",
+        },
     )
-    stub = "from typing import overload\n\n@overload\ndef fast(x: int) -> int: ...\n"
-    (kit / "native.pyi").write_text(stub + "@overload\ndef fast(x: str) -> str: ...\n")
-    (tmp_path / "py" / "test_kit.py").write_text(
-        "from kit.testing import raises\nfrom kit.shape import Shape\n"
-        "from kit.native import fast\n\n\n"
-        "def test_it():\n    raises(ValueError)\n    fast(1)\n    return Shape.size(None)\n"
-    )
-    root = tmp_path / "py"
     service.index_resource(RESOURCE_A, root, project="py")
     uri = "https://cleveragents.ai/r/R/kit/"
     test = "https://cleveragents.ai/r/R/test_kit.py#test_it"
