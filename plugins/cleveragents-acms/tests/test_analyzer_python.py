@@ -458,6 +458,87 @@ def test_set_up_says_what_class_a_test_s_attribute_is() -> None:
     ]
 
 
+def test_an_attribute_a_base_of_the_module_types_is_known_to_its_subclasses() -> None:
+    """``self.client.get()`` in ``Child(Base)``, where ``Base.__init__`` (in the same
+    module) sets ``self.client = Client()``, is ``Client.get``, two levels up too. A class
+    that sets the attribute itself (``self.client = make()`` in ``setUp``), a base from
+    elsewhere before the one that types it, or one between that sets it to what no one
+    says, leave it unknown; a base from elsewhere after it does not."""
+    files = {
+        "app/net.py": "class Client:\n    def get(self):\n        return 0\n",
+        "app/views.py": textwrap.dedent(
+            """
+            from app.net import Client
+            from other import External
+
+
+            class Base:
+                def __init__(self):
+                    self.client = Client()
+
+
+            class Child(Base):
+                def run(self):
+                    return self.client.get()
+
+
+            class Grandchild(Child):
+                def run(self):
+                    return self.client.get()
+
+
+            class Rebinds(Base):
+                def setUp(self):
+                    self.client = make()
+
+                def run(self):
+                    return self.client.get()
+
+
+            class Untyped(Base):
+                def __init__(self):
+                    self.client = make()
+
+
+            class BelowUntyped(Untyped):
+                def run(self):
+                    return self.client.get()
+
+
+            class ExternalFirst(External, Base):
+                def run(self):
+                    return self.client.get()
+
+
+            class ExternalAfter(Base, External):
+                def run(self):
+                    return self.client.get()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    get = [("uko:dependsOn", uri("app/net.py", "Client.get"))]
+    edges = {
+        name: nodes[uri("app/views.py", f"{name}.run")].edges
+        for name in (
+            "Child",
+            "Grandchild",
+            "Rebinds",
+            "BelowUntyped",
+            "ExternalFirst",
+            "ExternalAfter",
+        )
+    }
+    assert edges == {
+        "Child": get,
+        "Grandchild": get,
+        "Rebinds": [],
+        "BelowUntyped": [],
+        "ExternalFirst": [],
+        "ExternalAfter": get,
+    }
+
+
 def test_a_local_name_made_by_calling_a_class_gives_that_class_s_members() -> None:
     """``form = Form(data)`` then ``form.is_valid()`` is the member ``Form`` has or
     inherits, and ``backup: forms.Form = make()`` says its class too. A name also bound

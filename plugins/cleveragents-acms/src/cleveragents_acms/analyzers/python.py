@@ -164,6 +164,10 @@ class _Scope:
     #: The same, as the other methods say it (``self.factory = RequestFactory()`` in a
     #: test's ``setUp``): where ``types`` has no word on the attribute.
     assigned: dict[str, str] = field(default_factory=dict)
+    #: Every attribute a method other than ``__init__`` sets, whatever its value.
+    bound: set[str] = field(default_factory=set)
+    #: Its bases as written (``Base``, ``mod.Base``; ``""`` for anything else).
+    bases: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -285,7 +289,9 @@ class _ModuleBuilder:
             if "." in rest:  # ``self.client.get``: a member of the attribute's class
                 attribute, _, called = rest.partition(".")
                 kind = (
-                    scope.types.get(attribute) or scope.assigned.get(attribute)
+                    scope.types.get(attribute)
+                    or scope.assigned.get(attribute)
+                    or self.inherited_type(scope, attribute)
                     if head != _SUPER
                     else None
                 )
@@ -578,7 +584,11 @@ class _ModuleBuilder:
             if dotted:
                 self.refer(node, dotted, _METACLASS, plain_unknown=True)
         self.decorators(node, cls.decorator_list)
-        scope = _Scope(node, inherits=any(b != "object" for b in bases))
+        scope = _Scope(
+            node,
+            inherits=any(b != "object" for b in bases),
+            bases=[dotted_name(b) or "" for b in cls.bases],
+        )
         self.classes[node.qualname] = scope
         members, _ = self.body(cls.body, node, scope, node.qualname + ".")
         members = [*scope.instance, *members]
@@ -942,11 +952,38 @@ class _ModuleBuilder:
     ) -> None:
         """The classes a method other than ``__init__`` gives attributes
         (``self.factory = RequestFactory()`` in ``setUp``), the first it says each."""
-        types = self.classes[class_qual].assigned
+        scope = self.classes[class_qual]
         for name, stmt in found:
+            scope.bound.add(name)
             kind = value_class(stmt, parameters)
             if kind is not None:
-                types.setdefault(name, kind)
+                scope.assigned.setdefault(name, kind)
+
+    def inherited_type(self, scope: _Scope, attribute: str) -> str | None:
+        """The class a base says ``self.attribute`` is (``self.client = Client()`` in
+        ``Base.__init__``), for a class that does not set it itself: looked for along the
+        bases (depth first, left to right, as the method resolution order goes for a
+        single line of them) while they are this module's classes. A base from elsewhere
+        met first may set it too, and one that sets it to what no one says ends the
+        search: then nothing is known."""
+        if attribute in scope.members or attribute in scope.bound:
+            return None
+        pending, seen = list(reversed(scope.bases)), set()
+        while pending:
+            name = pending.pop()
+            if name == "object" or name in seen:
+                continue
+            seen.add(name)
+            base = self.classes.get(name) if name in self.top else None
+            if base is None:
+                return None
+            kind = base.types.get(attribute) or base.assigned.get(attribute)
+            if kind is not None:
+                return kind
+            if attribute in base.members or attribute in base.bound:
+                return None
+            pending.extend(reversed(base.bases))
+        return None
 
     def finish_calls(self) -> None:
         for reference in self.references:
@@ -1013,7 +1050,8 @@ class PythonAnalyzer:
     #: 8: a module's ``from m import a`` re-exports ``a`` when ``__all__`` lists it (and
     #: ``from m import *`` all of ``m``); a name a module defines in alternative branches
     #: resolves to all its definitions.
-    revision = 8
+    #: 9: ``self.client.get()`` of an attribute a base class of the module types.
+    revision = 9
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
