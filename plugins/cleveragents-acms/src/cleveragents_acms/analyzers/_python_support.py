@@ -118,21 +118,20 @@ def listed_names(body: list[ast.stmt]) -> frozenset[str]:
     and ``__all__.append("x")``. Names it computes (``__all__ = a.__all__ + ...``) are
     not read: only what the text says for certain."""
     names: set[str] = set()
-    for stmt in body:
-        kind = type(stmt)
-        if kind is ast.Assign:
-            if any(type(t) is ast.Name and t.id == "__all__" for t in stmt.targets):  # type: ignore[attr-defined]
-                names.update(_strings(stmt.value))  # type: ignore[attr-defined]
-        elif kind is ast.AnnAssign or kind is ast.AugAssign:
-            target = stmt.target  # type: ignore[attr-defined]
-            if type(target) is ast.Name and target.id == "__all__" and stmt.value is not None:  # type: ignore[attr-defined]
-                names.update(_strings(stmt.value))  # type: ignore[attr-defined]
-        elif kind is ast.Expr and type(call := stmt.value) is ast.Call:  # type: ignore[attr-defined]
+    for stmt in body:  # once per module: plain isinstance, which mypy narrows
+        if isinstance(stmt, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+                names.update(_strings(stmt.value))
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            target = stmt.target
+            if isinstance(target, ast.Name) and target.id == "__all__" and stmt.value:
+                names.update(_strings(stmt.value))
+        elif isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call):
             func = call.func
             if (
-                type(func) is ast.Attribute
+                isinstance(func, ast.Attribute)
                 and func.attr in ("extend", "append")
-                and type(func.value) is ast.Name
+                and isinstance(func.value, ast.Name)
                 and func.value.id == "__all__"
                 and len(call.args) == 1
             ):
@@ -143,13 +142,13 @@ def listed_names(body: list[ast.stmt]) -> frozenset[str]:
 
 def _strings(value: ast.expr) -> list[str]:
     """The string literals of a list or tuple display (nothing for anything else)."""
-    if type(value) is not ast.List and type(value) is not ast.Tuple:
+    if not isinstance(value, (ast.List, ast.Tuple)):
         return []
-    return _literals(value.elts)  # type: ignore[attr-defined]
+    return _literals(value.elts)
 
 
 def _literals(values: list[ast.expr]) -> list[str]:
-    return [e.value for e in values if type(e) is ast.Constant and type(e.value) is str]
+    return [e.value for e in values if isinstance(e, ast.Constant) and isinstance(e.value, str)]
 
 
 def value_class(stmt: ast.stmt, parameters: Mapping[str, ast.expr] | None) -> str | None:
