@@ -586,6 +586,127 @@ def test_a_local_name_made_by_calling_a_class_gives_that_class_s_members() -> No
     ]
 
 
+def test_what_a_call_returns_is_the_class_its_return_annotation_names() -> None:
+    """A function's return annotation naming a class is a ``usesType`` edge (``-> Self``
+    and ``-> "Client"`` in ``Client``: the class itself). So ``client.get()`` of
+    ``client = make_client()``, ``await``-ed or not, in the function's module or another,
+    ``self.client.get()`` of ``self.client = make_client()``, a builder's
+    ``Client.create().get()`` through a local name, and ``self.parent.get()`` of a
+    property annotated ``Client`` reach ``Client.get``. A callee with no class in its
+    annotation, a parameter, an annotated name (``total: int = count()``), a chain
+    (``make_client().get()``, unnamed) or an attribute made from itself
+    (``self.cells = self.cells.copy()``, which looked for its class without end) names
+    nothing more; ``self.rows = Rows()`` says more than ``self.rows = self.rows.copy()``,
+    and ``self = cls.__new__(cls)`` is still the method's class."""
+    files = {
+        "app/net.py": textwrap.dedent(
+            """
+            from typing import Self
+
+
+            class Client:
+                def get(self):
+                    return 0
+
+                @classmethod
+                def create(cls) -> Self:
+                    return cls()
+
+                @property
+                def parent(self) -> "Client":
+                    return self
+
+                def run(self):
+                    return self.parent.get()
+
+
+            def make_client() -> Client | None:
+                return Client()
+
+
+            def count() -> int:
+                return 0
+
+
+            def here():
+                client = make_client()
+                return client.get()
+            """
+        ),
+        "app/frame.py": textwrap.dedent(
+            """
+            class Rows:
+                def get(self):
+                    return 0
+
+                def copy(self) -> "Rows":
+                    return self
+
+
+            class Frame:
+                def __init__(self):
+                    self.rows = Rows()
+                    self.rows = self.rows.copy()
+                    self.cells = self.cells.copy()
+                    self.left = self.right.pop()
+                    self.right = self.left.pop()
+
+                @classmethod
+                def make(cls):
+                    self = cls.__new__(cls)
+                    return self.run()
+
+                def run(self):
+                    return self.rows.get(), self.cells.get(), self.left.get()
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from app.net import Client, count, make_client
+
+
+            class User:
+                def __init__(self):
+                    self.client = make_client()
+
+                def run(self):
+                    return self.client.get()
+
+
+            async def fetch(factory):
+                client = await make_client()
+                built = Client.create()
+                made = factory()
+                total: int = count()
+                client.get()
+                built.get()
+                made.get()
+                total.bit_length()
+                return make_client().get()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    net, use = "app/net.py", "app/use.py"
+    get = ("uko:dependsOn", uri(net, "Client.get"))
+    assert ("uko-code:usesType", uri(net, "Client")) in nodes[uri(net, "make_client")].edges
+    for method in ("Client.create", "Client.parent"):
+        assert ("uko-code:usesType", uri(net, "Client")) in nodes[uri(net, method)].edges
+    assert not any(p == "uko-code:usesType" for p, _ in nodes[uri(net, "count")].edges)
+    assert nodes[uri(net, "Client.run")].edges == [get]
+    assert nodes[uri(net, "here")].edges == [("uko:dependsOn", uri(net, "make_client")), get]
+    assert nodes[uri(use, "User.run")].edges == [get]
+    frame = "app/frame.py"
+    assert nodes[uri(frame, "Frame.run")].edges == [("uko:dependsOn", uri(frame, "Rows.get"))]
+    assert nodes[uri(frame, "Frame.make")].edges == [("uko:dependsOn", uri(frame, "Frame.run"))]
+    assert nodes[uri(use, "fetch")].edges == [
+        ("uko:dependsOn", uri(net, "make_client")),
+        ("uko:dependsOn", uri(net, "Client.create")),
+        ("uko:dependsOn", uri(net, "count")),
+        get,
+    ]
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first
@@ -729,6 +850,7 @@ def test_a_module_with_every_kind_of_definition() -> None:
     )
     assert parse.edges == [
         ("uko:references", "symbol:web.http.models.Request"),
+        ("uko-code:usesType", "symbol:web.http.models.Request"),  # what it returns
         ("uko:dependsOn", "symbol:json.loads"),
         ("uko:dependsOn", uri(rel, "validate")),
         ("uko:dependsOn", "symbol:web.http.models.Request"),

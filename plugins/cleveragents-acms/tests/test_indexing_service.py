@@ -1016,6 +1016,66 @@ def test_a_call_through_a_typed_attribute_follows_its_class_across_refreshes(
     assert refreshed_as_cold("rebased")[run_uri][1] == ["symbol:app.net.Client.get"]
 
 
+def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``client = make_client()`` then ``client.get()`` is the member of the class
+    ``make_client``'s return annotation names (its ``usesType`` edge), whatever file
+    the function is in and through the package that re-exports it; so is
+    ``self.client.get()`` of ``self.client = make_client()``. When that class gains the
+    member, the annotation names another class, the function goes and comes back, or
+    the class it names does, a refresh leaves a cold index's edges."""
+    root = tmp_path / "calls"
+    net = (
+        "from app.base import Base\n\n\nclass Client(Base):\n    pass\n\n\n"
+        "class Other:\n    def get(self):\n        return 2\n"
+    )
+    factory = (
+        "from app.net import Client, Other\n\n\ndef make_client() -> Client:\n    return Client()\n"
+    )
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "from app.factory import make_client\n",
+            "app/base.py": "class Base:\n    def get(self):\n        return 0\n",
+            "app/net.py": net,
+            "app/factory.py": factory,
+            "app/use.py": (
+                "from app import make_client\n\n\ndef load():\n"
+                "    client = make_client()\n    return client.get()\n\n\n"
+                "class User:\n    def __init__(self):\n        self.client = make_client()\n\n"
+                "    def run(self):\n        return self.client.get()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="calls")
+    uri = "https://cleveragents.ai/r/R/app/"
+    load, run_uri = uri + "use.py#load", uri + "use.py#User.run"
+    edges = _current_edges(service, "calls", RESOURCE_A)
+    assert uri + "net.py#Client" in edges[uri + "factory.py#make_client"][1]
+    assert edges[load][1] == [uri + "base.py#Base.get", uri + "factory.py#make_client"]
+    assert edges[run_uri][1] == [uri + "base.py#Base.get"]
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        return _refreshed_as_cold(service, root, "calls", tmp_path / name, monkeypatch)[1]
+
+    nearer = net.replace("    pass\n", "    def get(self):\n        return 1\n")
+    (root / "app" / "net.py").write_text(nearer)
+    assert refreshed_as_cold("nearer")[run_uri][1] == [uri + "net.py#Client.get"]
+    (root / "app" / "factory.py").write_text(factory.replace("-> Client", "-> Other"))
+    assert refreshed_as_cold("other")[run_uri][1] == [uri + "net.py#Other.get"]
+    (root / "app" / "factory.py").write_text("from app.net import Client, Other\n")
+    assert refreshed_as_cold("gone")[run_uri][1] == ["symbol:app.make_client().get"]
+    (root / "app" / "factory.py").write_text(factory.replace("-> Client", "-> Other"))
+    assert refreshed_as_cold("back")[run_uri][1] == [uri + "net.py#Other.get"]
+    (root / "app" / "net.py").write_text(nearer.split("class Other")[0])
+    assert refreshed_as_cold("class-gone")[run_uri][1] == ["symbol:app.make_client().get"]
+    (root / "app" / "net.py").write_text(nearer)
+    assert refreshed_as_cold("class-back")[run_uri][1] == [uri + "net.py#Other.get"]
+
+
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     service: RepoIndexingService,
     tmp_path: Path,

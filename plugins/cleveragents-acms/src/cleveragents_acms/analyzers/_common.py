@@ -14,6 +14,7 @@ from pathlib import Path, PurePath
 from cleveragents.models.uko import UKONode, node_uri
 
 __all__ = [
+    "CALL_RESULT",
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
     "DEFAULT_EXPORT",
@@ -300,6 +301,10 @@ PACKAGE_GUESSES = "package_guesses"
 #: the resource); unanswered (a base from elsewhere has it, or it is set at run time), it
 #: is no edge.
 INHERITED_TARGET = f"{SYMBOL}inherited:"
+#: After a callee's name, what calling it gives (``symbol:pkg.make_client().get``: the
+#: member ``get`` of the class ``pkg.make_client``'s return annotation names, through its
+#: ``usesType`` edge). Python's ``client = make_client()`` then ``client.get()``.
+CALL_RESULT = "()"
 #: Before the class URI of such a guess, for ``super().name()``: the bases' member, not
 #: the class's own (``symbol:inherited:super:<class URI>.name``).
 SUPER_GUESS = "super:"

@@ -17,12 +17,13 @@ from cleveragents.models.uko import (
     AnalysisResult,
     UKONode,
 )
-from cleveragents_acms.analyzers._common import NodeFactory, split_lines, truncate
+from cleveragents_acms.analyzers._common import CALL_RESULT, NodeFactory, split_lines, truncate
 
 __all__ = [
     "annotated_class",
     "blocks",
     "bytes_slice",
+    "call_result",
     "called_class",
     "control_flow",
     "docstring_block",
@@ -34,6 +35,7 @@ __all__ = [
     "is_test_file",
     "listed_names",
     "module_name_for",
+    "return_class",
     "value_class",
     "visibility",
 ]
@@ -163,6 +165,34 @@ def value_class(stmt: ast.stmt, parameters: Mapping[str, ast.expr] | None) -> st
     if annotation is not None:
         return _a_class(annotated_class(annotation))
     return called_class(value) if value is not None else None
+
+
+def call_result(value: ast.expr | None) -> str | None:
+    """``make_client()`` of ``make_client(...)`` or ``await make_client(...)``: a call of
+    what is no class by its capital (those :func:`called_class` gives), marked so."""
+    if type(value) is ast.Await:
+        value = value.value  # type: ignore[attr-defined]
+    if type(value) is not ast.Call:
+        return None
+    callee = dotted_name(value.func)  # type: ignore[attr-defined]
+    if callee is None or _a_class(callee) is not None:
+        return None
+    return callee + CALL_RESULT
+
+
+def return_class(annotation: ast.expr | None, class_name: str | None) -> str | None:
+    """The class a function's return annotation names, as written (see
+    :func:`annotated_class`); ``Self`` in a class is ``class_name``."""
+    if annotation is None:
+        return None
+    named = annotated_class(annotation)
+    if named in _SELF:
+        return class_name
+    return _a_class(named)
+
+
+#: How ``typing.Self`` is written in an annotation.
+_SELF = frozenset({"Self", "typing.Self", "typing_extensions.Self", "t.Self"})
 
 
 def called_class(value: ast.expr) -> str | None:

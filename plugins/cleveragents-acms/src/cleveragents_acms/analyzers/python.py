@@ -36,6 +36,7 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    CALL_RESULT,
     DEPENDS_ON,
     EXPORT_BINDINGS,
     INHERITED_GUESSES,
@@ -45,6 +46,7 @@ from cleveragents_acms.analyzers._common import (
     PY_REEXPORT,
     PYTHON_SUFFIXES,
     SUPER_GUESS,
+    SYMBOL,
     USES_TYPE,
     NodeFactory,
     collapse,
@@ -58,6 +60,7 @@ from cleveragents_acms.analyzers._python_support import (
     TRY_TYPES,
     blocks,
     bytes_slice,
+    call_result,
     called_class,
     control_flow,
     docstring_block,
@@ -68,6 +71,7 @@ from cleveragents_acms.analyzers._python_support import (
     is_test_file,
     listed_names,
     module_name_for,
+    return_class,
     value_class,
     visibility,
 )
@@ -144,7 +148,8 @@ class _Pending:
     params: frozenset[str]
     local_imports: dict[str, str]
     is_test: bool
-    #: Local name -> the class every assignment to it makes (``form = Form(data)``).
+    #: Local name -> the class every assignment to it makes (``form = Form(data)``), or
+    #: the function every one calls (``client = make_client()``: ``make_client()``).
     local_types: dict[str, str]
 
 
@@ -203,6 +208,10 @@ class _ModuleBuilder:
         self.module_deps: list[tuple[str, str]] = []
         #: Member names called through ``self``/``cls`` that a class may inherit.
         self.inherited: set[str] = set()
+        #: Function node URI -> the class its return annotation names, as written here.
+        self.returns: dict[str, str] = {}
+        #: The callees whose calls' classes are being looked for (a cycle ends there).
+        self.returning: set[tuple[str, str | None]] = set()
 
     # -- source slicing -------------------------------------------------------------
 
@@ -281,7 +290,10 @@ class _ModuleBuilder:
         if local_types and head in local_types:  # ``form.is_valid`` of ``form = Form()``
             if not rest or "." in rest:
                 return None
-            return self.resolve(f"{local_types[head]}.{rest}", None, frozenset(), local_imports)
+            made = local_types[head]
+            if made.endswith(CALL_RESULT):
+                return self.returned(made[:-2], rest, class_qual, params, local_imports)
+            return self.resolve(f"{made}.{rest}", None, frozenset(), local_imports)
         if head in ("self", "cls", _SUPER) and class_qual is not None:
             scope = self.classes.get(class_qual)
             if not rest or scope is None:
@@ -297,6 +309,8 @@ class _ModuleBuilder:
                 )
                 if kind is None or "." in called:
                     return None
+                if kind.endswith(CALL_RESULT):  # ``self.client = make_client()``
+                    return self.returned(kind[:-2], called, class_qual)
                 return self.resolve(f"{kind}.{called}", None)
             member = scope.members.get(rest) if head != _SUPER else None
             if member is not None:
@@ -327,6 +341,34 @@ class _ModuleBuilder:
         if head in _BUILTINS or rest or not plain_unknown:
             return None
         return f"symbol:{head}"
+
+    def returned(
+        self,
+        callee: str,
+        member: str,
+        class_qual: str | None,
+        params: frozenset[str] = frozenset(),
+        local_imports: dict[str, str] | None = None,
+    ) -> str | None:
+        """The member ``member`` of what calling ``callee`` gives: of the class the return
+        annotation of this module's function names, or, for a callee from elsewhere,
+        ``symbol:<callee>().member``, which the indexer settles through the callee's
+        ``usesType`` edge (``CALL_RESULT``)."""
+        asked = (callee, class_qual)
+        if asked in self.returning:  # ``self.rows = self.rows.copy()``: no type
+            return None
+        self.returning.add(asked)
+        try:
+            # A plain name neither defined nor imported here (``load()``) says nothing.
+            target = self.resolve(callee, class_qual, params, local_imports, plain_unknown=False)
+        finally:
+            self.returning.discard(asked)
+        if target is None or target.startswith(INHERITED_TARGET):
+            return None
+        if target.startswith(SYMBOL):
+            return f"{target}{CALL_RESULT}.{member}"
+        kind = self.returns.get(target)
+        return self.resolve(f"{kind}.{member}", None) if kind is not None else None
 
     # -- the module -------------------------------------------------------------------------------
 
@@ -529,9 +571,9 @@ class _ModuleBuilder:
             if made is not None:
                 self.refer(node, made, _INSTANCE_OF, plain_unknown=True)
         elif in_class:
-            kind = value_class(stmt, parameters)
+            kind = value_class(stmt, parameters) or _call_result(stmt)
             if kind is not None:
-                self.classes[prefix[:-1]].types.setdefault(name, kind)
+                _note_type(self.classes[prefix[:-1]].types, name, kind)
         return _Member(node, "attribute", brief, brief)
 
     # -- classes ---------------------------------------------------------------------------
@@ -741,6 +783,7 @@ class _ModuleBuilder:
         )
         self.decorators(node, fn.decorator_list)
         self.annotations(node, fn)
+        self.return_type(node, fn, class_qual)
         header = "\n".join([*decorators, signature + ":"])
         brief = header + " ..."
         stub = header + "\n" + (docstring_block(doc, "    ") if doc else "    ...")
@@ -797,6 +840,23 @@ class _ModuleBuilder:
         for dotted in sorted(found):  # the same order in every process
             if dotted not in _BUILTINS:
                 self.references.append(_Reference(node, dotted, _REFERENCE_ONLY, False))
+
+    def return_type(
+        self, node: UKONode, fn: ast.FunctionDef | ast.AsyncFunctionDef, class_qual: str | None
+    ) -> None:
+        """The class a function's return annotation names (``-> Client``; ``-> Self``, its
+        own class): a ``usesType`` edge, through which the indexer finds the members of
+        what calling it gives elsewhere; a property's is its attribute's type here."""
+        returned = return_class(fn.returns, class_qual)
+        if returned is None:
+            return
+        self.returns[node.uri] = returned
+        if returned == class_qual:
+            node.edges.append((USES_TYPE, self.classes[class_qual].node.uri))
+        else:
+            self.refer(node, returned, _INSTANCE_OF, plain_unknown=False)
+        if node.uko_type == T_PROPERTY and class_qual is not None:
+            self.classes[class_qual].types.setdefault(fn.name, returned)
 
     def scan(
         self,
@@ -874,7 +934,7 @@ class _ModuleBuilder:
                 targets = item.targets if kind is ast.Assign else [item.target]  # type: ignore[attr-defined]
                 for target in targets:
                     if type(target) is name_type:
-                        made = value_class(item, None)  # type: ignore[arg-type]
+                        made = value_class(item, None) or _call_result(item)  # type: ignore[arg-type]
                         if made is not None:
                             typed.setdefault(target.id, []).append(made)
                     elif (
@@ -901,7 +961,10 @@ class _ModuleBuilder:
         local_types = {
             name: made[0]
             for name, made in typed.items()
-            if len(made) == stores.get(name) and len(set(made)) == 1
+            if len(made) == stores.get(name)
+            and len(set(made)) == 1
+            # ``self = cls.__new__(cls)``: still the method's class
+            and not (name in _SELF_NAMES and made[0].endswith(CALL_RESULT))
         }
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if a is not None:
@@ -938,6 +1001,10 @@ class _ModuleBuilder:
         scope = self.classes[class_qual]
         for name, stmt in found:
             if name in scope.members:
+                # ``self.rows = Rows()`` says more than a later ``self.rows.copy()``
+                kind = value_class(stmt, parameters)
+                if kind is not None and scope.types.get(name, "").endswith(CALL_RESULT):
+                    scope.types[name] = kind
                 continue
             member = self.attribute(name, stmt, scope.node, class_qual + ".", parameters)
             member.node.properties["kind"] = "instance-attribute"
@@ -955,9 +1022,9 @@ class _ModuleBuilder:
         scope = self.classes[class_qual]
         for name, stmt in found:
             scope.bound.add(name)
-            kind = value_class(stmt, parameters)
+            kind = value_class(stmt, parameters) or _call_result(stmt)
             if kind is not None:
-                scope.assigned.setdefault(name, kind)
+                _note_type(scope.assigned, name, kind)
 
     def inherited_type(self, scope: _Scope, attribute: str) -> str | None:
         """The class a base says ``self.attribute`` is (``self.client = Client()`` in
@@ -1028,6 +1095,25 @@ def _is_super(node: ast.AST) -> bool:
     )
 
 
+def _note_type(types: dict[str, str], name: str, kind: str) -> None:
+    """Note the class an attribute's statement gives (the first one a method says), a
+    class over what a call returns (``self.rows = Rows()`` beside ``self.rows =
+    self.rows.copy()``, which says nothing by itself)."""
+    known = types.get(name)
+    if known is None or (known.endswith(CALL_RESULT) and not kind.endswith(CALL_RESULT)):
+        types[name] = kind
+
+
+#: The names a method's instance or class goes by.
+_SELF_NAMES = frozenset({"self", "cls"})
+
+
+def _call_result(stmt: ast.stmt) -> str | None:
+    """``make_client()`` of ``x = make_client()`` (see ``call_result``); an annotated
+    assignment says its type itself."""
+    return call_result(stmt.value) if type(stmt) is ast.Assign else None  # type: ignore[attr-defined]
+
+
 def _is_test_class(name: str, bases: list[str | None]) -> bool:
     """A class whose ``test*`` methods pytest (``TestThing``) or unittest (a ``TestCase``
     subclass: ``ThingTests(SimpleTestCase)``, ``ThingTests(ThingTestBase)``) collects."""
@@ -1051,7 +1137,9 @@ class PythonAnalyzer:
     #: ``from m import *`` all of ``m``); a name a module defines in alternative branches
     #: resolves to all its definitions.
     #: 9: ``self.client.get()`` of an attribute a base class of the module types.
-    revision = 9
+    #: 10: a function's return annotation names a class (``usesType``): ``client.get()`` of
+    #: ``client = make_client()`` (or ``self.client = …``) is that class's member.
+    revision = 10
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

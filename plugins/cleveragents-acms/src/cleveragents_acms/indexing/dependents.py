@@ -27,8 +27,10 @@ still come out differently from a cold index of the same files:
   gave members or other bases, and a method calling through ``self`` or ``cls`` a
   member it guesses inherited (its module node lists their names), or a file naming
   such a member through the class, a subclass or a variable made by calling one
-  (``MyView.as_view``, ``apps.get_model``), or pointing to a module variable whose
-  statement changed: the member may now be another class's, or found at last;
+  (``MyView.as_view``, ``apps.get_model``, ``make_client().get``), or pointing to a
+  module variable whose statement changed or a function whose return annotation did, or
+  to one whose type (``usesType``) the refresh resolves, or no longer: the member may now
+  be another class's, or found at last;
 * it is a Go file of a package whose types, methods, interfaces or embeddings the
   refresh changed, and which of its types implement which interfaces changed with
   them (``go_interfaces``).
@@ -43,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from cleveragents_acms.analyzers._common import (
+    CALL_RESULT,
     DERIVED_KEY,
     IMPL_FOR,
     IMPLEMENTS_TRAIT,
@@ -65,6 +68,7 @@ from cleveragents_acms.indexing.go_interfaces import (
 )
 from cleveragents_acms.indexing.inheritance import (
     INHERITANCE_DEPTH,
+    PYTHON_CALLABLE_TYPES,
     PYTHON_CLASS_TYPES,
     is_python_class,
     load_ancestors,
@@ -142,7 +146,8 @@ def dependent_files(
     targets |= _changed_trait_methods(nodes, resource_id, now, before, touched)
     targets |= _changed_reexports(nodes, resource_id, now, touched, exports)
     if targets:
-        found |= _pointing_to(index, resource_id, targets)
+        pointing = _pointing_to(index, resource_id, targets)
+        found |= pointing | _typed_through(index, resource_id, pointing, targets)
     found |= _guessing_files(index, resource_id, guessed, present)
     found |= _inheriting_files(index, resource_id, now, before, exports)
     found |= _retyped_variables(index, resource_id, now, before)
@@ -723,15 +728,23 @@ def _inheriting_files(
             guessing.add(module.path)
     if rebased:
         return guessing | pointing
-    # Variables made by calling one of the classes: ``apps.get_model`` of ``apps = Apps()``.
-    chain += [
+    # Variables made by calling one of the classes: ``apps.get_model`` of ``apps = Apps()``;
+    # functions returning one: ``make_client().get`` (``CALL_RESULT``).
+    typed = [
         v
-        for v in index.nodes.nodes_in_files(resource_id, pointing, [T_VARIABLE])
+        for v in index.nodes.nodes_in_files(
+            resource_id, pointing, [T_VARIABLE, *PYTHON_CALLABLE_TYPES]
+        )
         if any(p == USES_TYPE and t in seen for p, t in v.edges)
     ]
+    callables = [v for v in typed if v.uko_type != T_VARIABLE]
+    chain += [v for v in typed if v.uko_type == T_VARIABLE]
     keys = {key for cls in chain for key in symbol_keys(cls)}
+    called = {key for f in callables for key in symbol_keys(f)}
     if exports:
         keys |= reexport_aliases(exports, keys)
+        called |= reexport_aliases(exports, called)
+    keys |= {key + CALL_RESULT for key in called}
     named = {f"{SYMBOL}{key}.{member}" for key in keys for member in gained}
     # ... and resolved, to the member of that name a class above gave until now.
     named |= {
@@ -743,21 +756,44 @@ def _inheriting_files(
     return guessing | (_pointing_to(index, resource_id, named) if named else set())
 
 
+def _typed_through(
+    index: ProjectIndex, resource_id: str, files: set[str], targets: set[str]
+) -> set[str]:
+    """The files pointing to a variable or function of ``files`` whose type (its
+    ``usesType`` edge: the class it is made by, or returns) is one of ``targets``, the
+    names a refresh changes the meaning of: what ``apps.get_model`` or
+    ``make_client().get`` there reaches changes with it, one step further."""
+    typed = {
+        n.uri
+        for n in index.nodes.nodes_in_files(
+            resource_id, files, [T_VARIABLE, *PYTHON_CALLABLE_TYPES]
+        )
+        if any(p == USES_TYPE and t in targets for p, t in n.edges)
+    }
+    return _pointing_to(index, resource_id, typed) if typed else set()
+
+
 def _retyped_variables(
     index: ProjectIndex, resource_id: str, now: Sequence[UKONode], before: set[str]
 ) -> set[str]:
     """The files pointing to a Python module variable of ``now`` that may be made by
     calling another class than before (its statement changed, and one of them calls):
-    ``apps.get_model`` there was the old class's member (``USES_TYPE``)."""
+    ``apps.get_model`` there was the old class's member (``USES_TYPE``); or to a function
+    whose return annotation changed: ``make_client().get`` there was the old class's."""
     variables = {n.uri: n for n in now if n.uko_type == T_VARIABLE and n.uri in before}
-    if not variables:
+    callables = {n.uri: n for n in now if n.uko_type in PYTHON_CALLABLE_TYPES and n.uri in before}
+    if not variables and not callables:
         return set()
-    changed = {
-        n.uri
-        for n in index.nodes.nodes_at(resource_id, variables)
-        if n.properties.get("signature") != variables[n.uri].properties.get("signature")
-        and "(" in n.properties.get("signature", "") + variables[n.uri].properties["signature"]
-    }
+    changed = set()
+    for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
+        if n.uri in variables:
+            signature = variables[n.uri].properties["signature"]
+            if n.properties.get("signature") != signature and "(" in (
+                n.properties.get("signature", "") + signature
+            ):
+                changed.add(n.uri)
+        elif n.properties.get("return_type") != callables[n.uri].properties.get("return_type"):
+            changed.add(n.uri)
     return _pointing_to(index, resource_id, changed) if changed else set()
 
 

@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
+    CALL_RESULT,
     INHERITED_TARGET,
     INHERITS_FROM,
     SUPER_GUESS,
@@ -35,13 +36,22 @@ from cleveragents_acms.analyzers._common import (
     USES_TYPE,
     is_python,
 )
-from cleveragents_acms.analyzers.python import T_CLASS, T_ENUM, T_PROTOCOL, T_VARIABLE
+from cleveragents_acms.analyzers.python import (
+    T_ASYNC_FUNCTION,
+    T_CLASS,
+    T_ENUM,
+    T_FUNCTION,
+    T_METHOD,
+    T_PROTOCOL,
+    T_VARIABLE,
+)
 
 if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = [
     "INHERITANCE_DEPTH",
+    "PYTHON_CALLABLE_TYPES",
     "PYTHON_CLASS_TYPES",
     "Inheritance",
     "inherited_guesses",
@@ -55,6 +65,9 @@ __all__ = [
 
 #: The node types of Python classes (a ``Protocol`` and an ``Enum`` are classes too).
 PYTHON_CLASS_TYPES = frozenset({T_CLASS, T_PROTOCOL, T_ENUM})
+#: The node types of what a Python call may call besides a class, whose return annotation
+#: may say what the call gives (``CALL_RESULT``).
+PYTHON_CALLABLE_TYPES = frozenset({T_FUNCTION, T_ASYNC_FUNCTION, T_METHOD})
 
 #: How many definitions of one member name a class is looked at for (``run``, then its
 #: redefinitions ``run~2`` …): the last one is the member, as in Python.
@@ -154,6 +167,19 @@ class Inheritance:
             return None
         if is_python_class(node):
             return uri
+        return self._used_type(node)
+
+    def returned_class(self, uri: str) -> str | None:
+        """The class calling ``uri`` gives: a function's or method's whose return
+        annotation names one (its ``usesType`` edge), or a class's own."""
+        node = self.by_uri.get(uri)
+        if node is None:
+            return None
+        if is_python_class(node):
+            return uri
+        return self._used_type(node) if node.uko_type in PYTHON_CALLABLE_TYPES else None
+
+    def _used_type(self, node: UKONode) -> str | None:
         return next(
             (
                 t
@@ -261,16 +287,32 @@ def stored_ancestry(
     for uri, node in fresh.items():
         everywhere.setdefault(node.name, []).append(uri)
     named = {owner for owner, _ in references}
-    variables = store.get_many(n.uri for n in found if n.uko_type == T_VARIABLE and n.name in named)
-    for node in [*variables.values(), *(n for n in new if n.uko_type == T_VARIABLE)]:
+    # ``make_client().get``: the class ``make_client`` returns (its ``usesType`` edge), or
+    # ``make_client`` itself, a class.
+    called = {owner.removesuffix(CALL_RESULT) for owner in named if owner.endswith(CALL_RESULT)}
+    for name in called:
+        everywhere.setdefault(name + CALL_RESULT, []).extend(everywhere.get(name, ()))
+    typed = store.get_many(
+        n.uri
+        for n in found
+        if (n.uko_type == T_VARIABLE and n.name in named)
+        or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in called)
+    )
+    fresh_typed = [
+        n
+        for n in new
+        if n.uko_type == T_VARIABLE or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in called)
+    ]
+    for node in [*typed.values(), *fresh_typed]:
+        owner = node.name if node.uko_type == T_VARIABLE else node.name + CALL_RESULT
         for predicate, target in node.edges:
             if predicate != USES_TYPE:
                 continue
             if not target.startswith(SYMBOL):
-                everywhere.setdefault(node.name, []).append(target)
-            elif node.uri not in variables:  # not resolved yet: any class of its name
+                everywhere.setdefault(owner, []).append(target)
+            elif node.uri not in typed:  # not resolved yet: any class of its name
                 classes = by_name.get(target.rsplit(".", 1)[-1], ())
-                everywhere.setdefault(node.name, []).extend(classes)
+                everywhere.setdefault(owner, []).extend(classes)
     owners = {(cls, member) for owner, member in references for cls in everywhere.get(owner, ())}
     if not guesses and not owners:
         return []
@@ -328,4 +370,4 @@ def stored_ancestry(
         for cls in looked_in
         for uri in member_uris(cls, name)
     }
-    return [*variables.values(), *ancestors.values(), *store.nodes_at(resource_id, members)]
+    return [*typed.values(), *ancestors.values(), *store.nodes_at(resource_id, members)]

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
+    CALL_RESULT,
     DEFAULT_EXPORT,
     DEPENDS_ON,
     DERIVED_KEY,
@@ -257,6 +258,8 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
             if not target.startswith(_PREFIX) or target.startswith(INHERITED_TARGET):
                 continue
             dotted = target[len(_PREFIX) :]
+            if python:  # ``pkg.make_client().get``: ``make_client`` and its class's ``get``
+                dotted = dotted.replace(CALL_RESULT, "")
             names.add(short_name(dotted))
             if python:
                 parts = dotted.split(".")
@@ -298,7 +301,7 @@ def wanted_modules(nodes: Iterable[UKONode]) -> set[str]:
                 continue
             dotted = target[len(_PREFIX) :]
             if is_python(node):
-                base = dotted.replace(".", "/")
+                base = dotted.replace(CALL_RESULT, "").replace(".", "/")
                 for root in ("", "src/", "lib/"):
                     for suffix in (".py", ".pyi"):  # a stub answers as its module does
                         paths.update((f"{root}{base}{suffix}", f"{root}{base}/__init__{suffix}"))
@@ -483,9 +486,13 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
         # of ``apps = Apps()``: the member of its class.
         for node, predicate, target in members:
             owner, _, member = target[len(_PREFIX) :].rpartition(".")
+            # ``make_client().get``: the member of the class ``make_client`` returns.
+            called = owner.endswith(CALL_RESULT)
+            owner = owner.removesuffix(CALL_RESULT) if called else owner
             classes = table.get(owner) or through.follow(owner)
             if classes and len(classes := without_signatures(classes, stubs)) == 1:
-                cls = inheritance.class_of(next(iter(classes)))
+                (uri,) = classes
+                cls = inheritance.returned_class(uri) if called else inheritance.class_of(uri)
                 found = inheritance.member(cls, member) if cls is not None else None
                 if found is not None and found != node.uri:
                     node.edges = list(

@@ -35,6 +35,7 @@ from cleveragents.errors import BusinessRuleViolation, CleverAgentsError, Valida
 from cleveragents.models.ids import new_ulid
 from cleveragents.models.uko import DEPTH_SIGNATURES, UKONode
 from cleveragents_acms.analyzers._common import (
+    CALL_RESULT,
     CODE_LANGUAGES,
     PY_REEXPORT,
     RUST_MODULE,
@@ -215,7 +216,8 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     Python files did, every package's ``from m import a`` with what it names, and the
     classes and members their inherited-member guesses may go through."""
     targets = {
-        t[len(SYMBOL) :]
+        # ``pkg.make_client().get`` goes through ``pkg.make_client``: looked up without ``()``
+        t[len(SYMBOL) :].replace(CALL_RESULT, "")
         for n in new
         for _, t in n.edges
         if t.startswith(SYMBOL) and not t.startswith(INHERITED_TARGET)
