@@ -591,10 +591,11 @@ def test_what_a_call_returns_is_the_class_its_return_annotation_names() -> None:
     and ``-> "Client"`` in ``Client``: the class itself). So ``client.get()`` of
     ``client = make_client()``, ``await``-ed or not, in the function's module or another,
     ``self.client.get()`` of ``self.client = make_client()``, a builder's
-    ``Client.create().get()`` through a local name, and ``self.parent.get()`` of a
-    property annotated ``Client`` reach ``Client.get``. A callee with no class in its
-    annotation, a parameter, an annotated name (``total: int = count()``), a chain
-    (``make_client().get()``, unnamed) or an attribute made from itself
+    ``Client.create().get()`` through a local name or not, ``make_client().get()`` and
+    ``Client().get()`` unnamed, and ``self.parent.get()`` of a property annotated
+    ``Client`` reach ``Client.get``. A callee with no class in its annotation, a
+    parameter, an annotated name (``total: int = count()``), a longer chain
+    (``make_client().get().real``) or an attribute made from itself
     (``self.cells = self.cells.copy()``, which looked for its class without end) names
     nothing more; ``self.rows = Rows()`` says more than ``self.rows = self.rows.copy()``,
     and ``self = cls.__new__(cls)`` is still the method's class."""
@@ -682,7 +683,11 @@ def test_what_a_call_returns_is_the_class_its_return_annotation_names() -> None:
                 built.get()
                 made.get()
                 total.bit_length()
-                return make_client().get()
+                return make_client().get().real()
+
+
+            def chained():
+                return Client().get(), make_client().get(), Client.create().get()
             """
         ),
     }
@@ -696,6 +701,12 @@ def test_what_a_call_returns_is_the_class_its_return_annotation_names() -> None:
     assert nodes[uri(net, "Client.run")].edges == [get]
     assert nodes[uri(net, "here")].edges == [("uko:dependsOn", uri(net, "make_client")), get]
     assert nodes[uri(use, "User.run")].edges == [get]
+    assert nodes[uri(use, "chained")].edges == [
+        ("uko:dependsOn", uri(net, "Client")),
+        get,
+        ("uko:dependsOn", uri(net, "make_client")),
+        ("uko:dependsOn", uri(net, "Client.create")),
+    ]
     frame = "app/frame.py"
     assert nodes[uri(frame, "Frame.run")].edges == [("uko:dependsOn", uri(frame, "Rows.get"))]
     assert nodes[uri(frame, "Frame.make")].edges == [("uko:dependsOn", uri(frame, "Frame.run"))]

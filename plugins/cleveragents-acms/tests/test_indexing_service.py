@@ -1023,10 +1023,11 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
 ) -> None:
     """``client = make_client()`` then ``client.get()`` is the member of the class
     ``make_client``'s return annotation names (its ``usesType`` edge), whatever file
-    the function is in and through the package that re-exports it; so is
-    ``self.client.get()`` of ``self.client = make_client()``. When that class gains the
-    member, the annotation names another class, the function goes and comes back, or
-    the class it names does, a refresh leaves a cold index's edges."""
+    the function is in and through the package that re-exports it; so are
+    ``self.client.get()`` of ``self.client = make_client()`` and
+    ``make_client().get()``. When that class gains the member, the annotation names
+    another class, the function goes and comes back, or the class it names does, a
+    refresh leaves a cold index's edges."""
     root = tmp_path / "calls"
     net = (
         "from app.base import Base\n\n\nclass Client(Base):\n    pass\n\n\n"
@@ -1046,7 +1047,8 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
                 "from app import make_client\n\n\ndef load():\n"
                 "    client = make_client()\n    return client.get()\n\n\n"
                 "class User:\n    def __init__(self):\n        self.client = make_client()\n\n"
-                "    def run(self):\n        return self.client.get()\n"
+                "    def run(self):\n        return self.client.get()\n\n\n"
+                "def chained():\n    return make_client().get()\n"
             ),
         },
     )
@@ -1065,7 +1067,9 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
     (root / "app" / "net.py").write_text(nearer)
     assert refreshed_as_cold("nearer")[run_uri][1] == [uri + "net.py#Client.get"]
     (root / "app" / "factory.py").write_text(factory.replace("-> Client", "-> Other"))
-    assert refreshed_as_cold("other")[run_uri][1] == [uri + "net.py#Other.get"]
+    edges = refreshed_as_cold("other")
+    assert edges[run_uri][1] == [uri + "net.py#Other.get"]
+    assert uri + "net.py#Other.get" in edges[uri + "use.py#chained"][1]
     (root / "app" / "factory.py").write_text("from app.net import Client, Other\n")
     assert refreshed_as_cold("gone")[run_uri][1] == ["symbol:app.make_client().get"]
     (root / "app" / "factory.py").write_text(factory.replace("-> Client", "-> Other"))

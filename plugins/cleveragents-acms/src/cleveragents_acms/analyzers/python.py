@@ -286,6 +286,11 @@ class _ModuleBuilder:
         local_types: Mapping[str, str] | None = None,
     ) -> str | None:
         """A node URI or ``symbol:dotted.name`` for a name used in this module."""
+        if _CALLED in dotted and not dotted.startswith(_SUPER):  # ``make_client().get``
+            callee, _, called = dotted.partition(_CALLED)
+            if "." in called:
+                return None
+            return self.returned(callee, called, class_qual, params, local_imports, local_types)
         head, _, rest = dotted.partition(".")
         if local_types and head in local_types:  # ``form.is_valid`` of ``form = Form()``
             if not rest or "." in rest:
@@ -349,6 +354,7 @@ class _ModuleBuilder:
         class_qual: str | None,
         params: frozenset[str] = frozenset(),
         local_imports: dict[str, str] | None = None,
+        local_types: Mapping[str, str] | None = None,
     ) -> str | None:
         """The member ``member`` of what calling ``callee`` gives: of the class the return
         annotation of this module's function names, or, for a callee from elsewhere,
@@ -360,7 +366,14 @@ class _ModuleBuilder:
         self.returning.add(asked)
         try:
             # A plain name neither defined nor imported here (``load()``) says nothing.
-            target = self.resolve(callee, class_qual, params, local_imports, plain_unknown=False)
+            target = self.resolve(
+                callee,
+                class_qual,
+                params,
+                local_imports,
+                plain_unknown=False,
+                local_types=local_types,
+            )
         finally:
             self.returning.discard(asked)
         if target is None or target.startswith(INHERITED_TARGET):
@@ -910,6 +923,10 @@ class _ModuleBuilder:
                     if dotted is None and type(func) is attribute_type and _is_super(func.value):  # type: ignore[attr-defined]
                         dotted = f"{_SUPER}.{func.attr}"  # type: ignore[attr-defined]
                     if dotted is None:
+                        if type(func) is attribute_type and type(func.value) is call_type:  # type: ignore[attr-defined]
+                            chained = _chained(func)  # type: ignore[arg-type]
+                            if chained is not None:
+                                calls.append((item.lineno, item.col_offset, chained))  # type: ignore[attr-defined]
                         append(func)
                     else:
                         calls.append((item.lineno, item.col_offset, dotted))  # type: ignore[attr-defined]
@@ -1108,6 +1125,17 @@ def _note_type(types: dict[str, str], name: str, kind: str) -> None:
 _SELF_NAMES = frozenset({"self", "cls"})
 
 
+#: Between a callee and a member of what it returns (``make_client().get``).
+_CALLED = CALL_RESULT + "."
+
+
+def _chained(func: ast.Attribute) -> str | None:
+    """What ``Client(...).get`` (``Client.get``) or ``make_client(...).get``
+    (``make_client().get``) names: a member of what the call gives."""
+    made = called_class(func.value) or call_result(func.value)
+    return f"{made}.{func.attr}" if made is not None else None
+
+
 def _call_result(stmt: ast.stmt) -> str | None:
     """``make_client()`` of ``x = make_client()`` (see ``call_result``); an annotated
     assignment says its type itself."""
@@ -1139,7 +1167,8 @@ class PythonAnalyzer:
     #: 9: ``self.client.get()`` of an attribute a base class of the module types.
     #: 10: a function's return annotation names a class (``usesType``): ``client.get()`` of
     #: ``client = make_client()`` (or ``self.client = …``) is that class's member.
-    revision = 10
+    #: 11: ... and so is ``make_client().get()`` (``Client().get()``: ``Client.get``).
+    revision = 11
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
