@@ -150,7 +150,7 @@ def dependent_files(
         found |= pointing | _typed_through(index, resource_id, pointing, targets)
     found |= _guessing_files(index, resource_id, guessed, present)
     found |= _inheriting_files(index, resource_id, now, before, exports)
-    found |= _retyped_variables(index, resource_id, now, before)
+    found |= _retyped(index, resource_id, now, before)
     found |= _go_packages_changed(nodes, resource_id, now, touched, present)
     return (found - touched) & set(present)
 
@@ -773,7 +773,7 @@ def _typed_through(
     return _pointing_to(index, resource_id, typed) if typed else set()
 
 
-def _retyped_variables(
+def _retyped(
     index: ProjectIndex, resource_id: str, now: Sequence[UKONode], before: set[str]
 ) -> set[str]:
     """The files pointing to a Python module variable of ``now`` that may be made by
