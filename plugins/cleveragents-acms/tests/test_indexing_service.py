@@ -1026,8 +1026,9 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
     the function is in and through the package that re-exports it; so are
     ``self.client.get()`` of ``self.client = make_client()`` and
     ``make_client().get()``. When that class gains the member, the annotation names
-    another class, the function goes and comes back, or the class it names does, a
-    refresh leaves a cold index's edges."""
+    another class, the function goes and comes back, the class it names does, or the
+    same annotation names another class by the module's imports, a refresh leaves a
+    cold index's edges."""
     root = tmp_path / "calls"
     net = (
         "from app.base import Base\n\n\nclass Client(Base):\n    pass\n\n\n"
@@ -1041,6 +1042,7 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
         {
             "app/__init__.py": "from app.factory import make_client\n",
             "app/base.py": "class Base:\n    def get(self):\n        return 0\n",
+            "app/alt.py": "class Client:\n    def get(self):\n        return 3\n",
             "app/net.py": net,
             "app/factory.py": factory,
             "app/use.py": (
@@ -1078,6 +1080,11 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
     assert refreshed_as_cold("class-gone")[run_uri][1] == ["symbol:app.make_client().get"]
     (root / "app" / "net.py").write_text(nearer)
     assert refreshed_as_cold("class-back")[run_uri][1] == [uri + "net.py#Other.get"]
+    # The annotation's text stays; the import makes it name another class.
+    (root / "app" / "factory.py").write_text(factory)
+    assert refreshed_as_cold("imported")[run_uri][1] == [uri + "net.py#Client.get"]
+    (root / "app" / "factory.py").write_text(factory.replace("app.net", "app.alt", 1))
+    assert refreshed_as_cold("elsewhere")[run_uri][1] == [uri + "alt.py#Client.get"]
 
 
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(

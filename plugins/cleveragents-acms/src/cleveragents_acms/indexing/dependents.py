@@ -54,12 +54,13 @@ from cleveragents_acms.analyzers._common import (
     JAVA_KEY,
     PACKAGE_GUESSES,
     PROC_MACRO,
+    PY_REEXPORT,
     RUST_IMPL,
     RUST_METHOD,
     RUST_TRAIT,
     USES_TYPE,
 )
-from cleveragents_acms.analyzers.python import T_VARIABLE
+from cleveragents_acms.analyzers.python import T_IMPORT, T_VARIABLE
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -779,22 +780,43 @@ def _retyped(
     """The files pointing to a Python module variable of ``now`` that may be made by
     calling another class than before (its statement changed, and one of them calls):
     ``apps.get_model`` there was the old class's member (``USES_TYPE``); or to a function
-    whose return annotation changed: ``make_client().get`` there was the old class's."""
+    whose return annotation changed: ``make_client().get`` there was the old class's.
+    Either also when the file's imports changed: the same ``Client`` may be another
+    class now (``from a import Client`` became ``from b import Client``)."""
     variables = {n.uri: n for n in now if n.uko_type == T_VARIABLE and n.uri in before}
     callables = {n.uri: n for n in now if n.uko_type in PYTHON_CALLABLE_TYPES and n.uri in before}
     if not variables and not callables:
         return set()
+    paths = {n.path for n in [*variables.values(), *callables.values()]}
+    stored_imports = index.nodes.nodes_in_files(resource_id, paths, _IMPORT_TYPES)
+    reimported = {path for path, *_ in _imports(now, paths) ^ _imports(stored_imports, paths)}
     changed = set()
     for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
         if n.uri in variables:
             signature = variables[n.uri].properties["signature"]
-            if n.properties.get("signature") != signature and "(" in (
+            if (n.properties.get("signature") != signature or n.path in reimported) and "(" in (
                 n.properties.get("signature", "") + signature
             ):
                 changed.add(n.uri)
-        elif n.properties.get("return_type") != callables[n.uri].properties.get("return_type"):
+        elif n.properties.get("return_type") != callables[n.uri].properties.get("return_type") or (
+            n.path in reimported and n.properties.get("return_type")
+        ):
             changed.add(n.uri)
     return _pointing_to(index, resource_id, changed) if changed else set()
+
+
+#: A Python file's import statements (re-exporting or not).
+_IMPORT_TYPES = (T_IMPORT, PY_REEXPORT)
+
+
+def _imports(nodes: Iterable[UKONode], paths: set[str]) -> set[tuple[str, str, str]]:
+    """``(file, qualified name, statement)`` of the import nodes among ``nodes`` in
+    ``paths``."""
+    return {
+        (n.path, n.qualname, n.name)
+        for n in nodes
+        if n.uko_type in _IMPORT_TYPES and n.path in paths
+    }
 
 
 def _answering_through(
