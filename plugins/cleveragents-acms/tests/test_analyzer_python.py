@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,15 @@ def resolved(files: dict[str, str]) -> dict[str, UKONode]:
     }
     resolve_edges(nodes.values())
     return nodes
+
+
+def reexports_of(nodes: Iterable[UKONode]) -> list[UKONode]:
+    return [n for n in nodes if n.uko_type == "uko-py:ReExport"]
+
+
+def bindings(reexports: Iterable[UKONode]) -> list[list[list[str]]]:
+    """Each re-export's bindings (``[[name, target], …]``), sorted."""
+    return sorted(json.loads(n.properties["bindings"]) for n in reexports)
 
 
 def uri(relative: str, qualname: str = "") -> str:
@@ -217,14 +227,14 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
     it imports with ``*`` (see the test below)."""
     result = analyze(installed("click"), "click/__init__.py")
     assert result.errors == []
-    reexports = [n for n in result.nodes if n.uko_type == "uko-py:ReExport"]
-    bindings = {b for n in reexports for b in map(tuple, json.loads(n.properties["bindings"]))}
+    reexports = reexports_of(result.nodes)
+    found = {tuple(b) for group in bindings(reexports) for b in group}
     assert {
         ("Command", "click.core.Command"),
         ("argument", "click.decorators.argument"),
-    } <= bindings
+    } <= found
     assert {n.properties["exported_as"] for n in reexports} == {"click"}
-    assert ("annotations", "__future__.annotations") not in bindings
+    assert ("annotations", "__future__.annotations") not in found
     source = """
         from .base import Model, helper as h
         from .extra import *
@@ -235,15 +245,14 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
             return Late
     """
     nodes = analyze_source(source, "shop/__init__.py")
-    reexports = [n for n in nodes.values() if n.uko_type == "uko-py:ReExport"]
-    assert sorted(json.loads(n.properties["bindings"]) for n in reexports) == [
+    reexports = reexports_of(nodes.values())
+    assert bindings(reexports) == [
         [["", "shop.extra"]],
         [["Model", "shop.base.Model"], ["h", "shop.base.helper"]],
     ]
     assert nodes["import.os.path"].uko_type == "uko-py:Import"
     module = analyze_source(source, "shop/views.py")
-    reexports = [n for n in module.values() if n.uko_type == "uko-py:ReExport"]
-    assert [json.loads(n.properties["bindings"]) for n in reexports] == [[["", "shop.extra"]]]
+    assert bindings(reexports_of(module.values())) == [[["", "shop.extra"]]]
 
 
 def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> None:
@@ -253,9 +262,9 @@ def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> Non
     any of its forms, before or after the import), of ``a as a`` and of ``*`` (as in
     ``astropy.modeling.models``); the module's other imports and a function's are none."""
     result = analyze(installed("structlog.types"), "structlog/types.py")
-    reexports = [n for n in result.nodes if n.uko_type == "uko-py:ReExport"]
-    bindings = {b for n in reexports for b in map(tuple, json.loads(n.properties["bindings"]))}
-    assert ("Context", "structlog.typing.Context") in bindings and len(bindings) == 9
+    reexports = reexports_of(result.nodes)
+    found = {tuple(b) for group in bindings(reexports) for b in group}
+    assert ("Context", "structlog.typing.Context") in found and len(found) == 9
     assert {n.properties["exported_as"] for n in reexports} == {"structlog.types"}
     source = """
         __all__ = ["Model"]
@@ -274,8 +283,8 @@ def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> Non
             return Model
     """
     nodes = analyze_source(source, "shop/views.py")
-    reexports = [n for n in nodes.values() if n.uko_type == "uko-py:ReExport"]
-    assert sorted(json.loads(n.properties["bindings"]) for n in reexports) == [
+    reexports = reexports_of(nodes.values())
+    assert bindings(reexports) == [
         [["", "shop.extra"]],
         [["Extended", "shop.ext.Extended"]],
         [["Late", "shop.late.Late"]],
@@ -285,7 +294,7 @@ def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> Non
     assert {n.properties["exported_as"] for n in reexports} == {"shop.views"}
     assert nodes["import.os"].uko_type == "uko-py:Import"
     computed = analyze_source("from .base import Model\n__all__ = base.__all__\n", "shop/v.py")
-    assert not [n for n in computed.values() if n.uko_type == "uko-py:ReExport"]
+    assert not reexports_of(computed.values())
 
 
 def test_a_call_through_self_to_a_member_the_class_lacks_is_guessed_inherited() -> None:

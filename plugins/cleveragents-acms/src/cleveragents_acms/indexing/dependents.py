@@ -731,13 +731,7 @@ def _inheriting_files(
         return guessing | pointing
     # Variables made by calling one of the classes: ``apps.get_model`` of ``apps = Apps()``;
     # functions returning one: ``make_client().get`` (``CALL_RESULT``).
-    typed = [
-        v
-        for v in index.nodes.nodes_in_files(
-            resource_id, pointing, [T_VARIABLE, *PYTHON_CALLABLE_TYPES]
-        )
-        if any(p == USES_TYPE and t in seen for p, t in v.edges)
-    ]
+    typed = _typed_in(index, resource_id, pointing, seen)
     callables = [v for v in typed if v.uko_type != T_VARIABLE]
     chain += [v for v in typed if v.uko_type == T_VARIABLE]
     keys = {key for cls in chain for key in symbol_keys(cls)}
@@ -764,14 +758,22 @@ def _typed_through(
     ``usesType`` edge: the class it is made by, or returns) is one of ``targets``, the
     names a refresh changes the meaning of: what ``apps.get_model`` or
     ``make_client().get`` there reaches changes with it, one step further."""
-    typed = {
-        n.uri
+    typed = {n.uri for n in _typed_in(index, resource_id, files, targets)}
+    return _pointing_to(index, resource_id, typed) if typed else set()
+
+
+def _typed_in(
+    index: ProjectIndex, resource_id: str, files: set[str], classes: set[str]
+) -> list[UKONode]:
+    """The module variables and functions of ``files`` whose ``usesType`` edge is to one of
+    ``classes`` (made by calling it, or returning it)."""
+    return [
+        n
         for n in index.nodes.nodes_in_files(
             resource_id, files, [T_VARIABLE, *PYTHON_CALLABLE_TYPES]
         )
-        if any(p == USES_TYPE and t in targets for p, t in n.edges)
-    }
-    return _pointing_to(index, resource_id, typed) if typed else set()
+        if any(p == USES_TYPE and t in classes for p, t in n.edges)
+    ]
 
 
 def _retyped(
@@ -792,15 +794,14 @@ def _retyped(
     reimported = {path for path, *_ in _imports(now, paths) ^ _imports(stored_imports, paths)}
     changed = set()
     for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
-        if n.uri in variables:
-            signature = variables[n.uri].properties["signature"]
-            if (n.properties.get("signature") != signature or n.path in reimported) and "(" in (
-                n.properties.get("signature", "") + signature
-            ):
-                changed.add(n.uri)
-        elif n.properties.get("return_type") != callables[n.uri].properties.get("return_type") or (
-            n.path in reimported and n.properties.get("return_type")
-        ):
+        if n.uri in variables:  # the statement, ``apps = Apps()``: a call, then or now
+            was, is_ = n.properties.get("signature", ""), variables[n.uri].properties["signature"]
+            typed = "(" in was + is_
+        else:  # the return annotation
+            was = n.properties.get("return_type", "")
+            is_ = callables[n.uri].properties.get("return_type", "")
+            typed = bool(was or is_)
+        if typed and (was != is_ or n.path in reimported):
             changed.add(n.uri)
     return _pointing_to(index, resource_id, changed) if changed else set()
 
