@@ -727,6 +727,120 @@ def test_what_a_call_returns_is_the_class_its_return_annotation_names() -> None:
     ]
 
 
+def test_what_a_call_returns_is_read_from_the_returns_of_a_function_with_no_annotation() -> None:
+    """With no return annotation, a function returns the class all its ``return``
+    statements give, as an annotation would name it: a method's ``return self`` (or
+    ``type(self)()``, ``self.__class__()``), a class method's ``return cls(...)``, also
+    through a local name, ``return Pipeline(...)`` and a local name made by one,
+    a bare ``return None`` beside them. A generator, a static method's first parameter,
+    two classes or a value that is no class's name nothing; here and from another
+    module, ``Pipeline().fit(data).predict()`` reaches ``Pipeline.predict``."""
+    files = {
+        "app/est.py": textwrap.dedent(
+            """
+            class Pipeline:
+                def fit(self, data):
+                    self.data = data
+                    return self
+
+                def predict(self):
+                    return 0
+
+                @classmethod
+                def build(cls, steps):
+                    if not steps:
+                        return None
+                    return cls(steps)
+
+                @staticmethod
+                def plain(self):
+                    return self
+
+                def clone(self):
+                    other = Pipeline()
+                    return other
+
+                def rows(self):
+                    yield self
+                    return self
+
+                def either(self, flag):
+                    if flag:
+                        return self
+                    return Other()
+
+                def scored(self):
+                    return self.predict()
+
+                def fresh(self):
+                    return type(self)()
+
+                def again(self):
+                    return self.__class__()
+
+                @classmethod
+                def made(cls):
+                    made = cls()
+                    return made
+
+
+            class Other:
+                def predict(self):
+                    return 1
+
+
+            def make_pipeline(*steps):
+                return Pipeline(steps)
+
+
+            def here():
+                return make_pipeline().predict(), Pipeline.build([1]).predict()
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from app.est import Pipeline, make_pipeline
+
+
+            def run(data):
+                model = make_pipeline()
+                model.predict()
+                Pipeline().fit(data).predict()
+
+
+            def nothing(data):
+                Pipeline().either(1).predict()
+                Pipeline().rows().predict()
+                Pipeline.plain(data).predict()
+                Pipeline().scored().predict()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    est, use = "app/est.py", "app/use.py"
+    typed = {
+        name
+        for name in (
+            *("fit", "build", "plain", "clone", "rows", "either", "scored"),
+            *("fresh", "again", "made"),
+        )
+        if ("uko-code:usesType", uri(est, "Pipeline")) in nodes[uri(est, f"Pipeline.{name}")].edges
+    }
+    assert typed == {"fit", "build", "clone", "fresh", "again", "made"}
+    assert nodes[uri(est, "Pipeline.fit")].properties["returns"] == "Pipeline"
+    assert ("uko-code:usesType", uri(est, "Pipeline")) in nodes[uri(est, "make_pipeline")].edges
+    predict = ("uko:dependsOn", uri(est, "Pipeline.predict"))
+    assert predict in nodes[uri(est, "here")].edges
+    assert nodes[uri(use, "run")].edges == [
+        ("uko:dependsOn", uri(est, "make_pipeline")),
+        predict,
+        ("uko:dependsOn", uri(est, "Pipeline")),
+        ("uko:dependsOn", uri(est, "Pipeline.fit")),
+    ]
+    assert predict not in nodes[uri(use, "nothing")].edges
+    assert ("uko:dependsOn", uri(est, "Other.predict")) not in nodes[uri(use, "nothing")].edges
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

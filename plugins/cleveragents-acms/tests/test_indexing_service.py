@@ -1027,8 +1027,9 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
     ``self.client.get()`` of ``self.client = make_client()`` and
     ``make_client().get()``. When that class gains the member, the annotation names
     another class, the function goes and comes back, the class it names does, or the
-    same annotation names another class by the module's imports, a refresh leaves a
-    cold index's edges."""
+    same annotation names another class by the module's imports, or, with no annotation,
+    the class the function's ``return`` gives changes, a refresh leaves a cold index's
+    edges."""
     root = tmp_path / "calls"
     net = (
         "from app.base import Base\n\n\nclass Client(Base):\n    pass\n\n\n"
@@ -1085,6 +1086,81 @@ def test_what_a_call_returns_follows_the_callees_annotation_across_refreshes(
     assert refreshed_as_cold("imported")[run_uri][1] == [uri + "net.py#Client.get"]
     (root / "app" / "factory.py").write_text(factory.replace("app.net", "app.alt", 1))
     assert refreshed_as_cold("elsewhere")[run_uri][1] == [uri + "alt.py#Client.get"]
+    # No annotation: the class the function's ``return`` statements give.
+    unannotated = factory.replace(" -> Client", "")
+    (root / "app" / "factory.py").write_text(unannotated.replace("Client()", "Other()"))
+    assert refreshed_as_cold("returned")[run_uri][1] == [uri + "net.py#Other.get"]
+    (root / "app" / "factory.py").write_text(unannotated)
+    assert refreshed_as_cold("returned-other")[run_uri][1] == [uri + "net.py#Client.get"]
+
+
+def test_what_an_inherited_method_returns_follows_its_class_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Series().resample().mean()`` where ``Series`` inherits ``resample`` from
+    ``NDFrame`` is the member of the class ``NDFrame.resample`` returns, the call named
+    or not, and so is ``series.resample().mean()`` of a module's ``series = Series()``. When
+    that class loses and gains the member, the subclass defines its own ``resample``
+    returning another class, or the base's returns another, a refresh leaves a cold
+    index's edges."""
+    root = tmp_path / "frames"
+    frame = (
+        "from app.resample import Resampler, Window\n\n\nclass NDFrame:\n"
+        "    def resample(self) -> Resampler:\n        return Resampler()\n\n\n"
+        "class Series(NDFrame):\n    pass\n\n\nseries = Series()\n"
+    )
+    resample = (
+        "class Resampler:\n    def mean(self):\n        return 0\n\n\n"
+        "class Window:\n    def mean(self):\n        return 1\n"
+    )
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/resample.py": resample,
+            "app/frame.py": frame,
+            "app/use.py": (
+                "from app.frame import Series, series\n\n\ndef load():\n"
+                "    frame = Series()\n    resampled = frame.resample()\n"
+                "    return resampled.mean()\n\n\n"
+                "def unnamed():\n    return Series().resample().mean(), series.resample().mean()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="frames")
+    uri = "https://cleveragents.ai/r/R/app/"
+    load, unnamed = uri + "use.py#load", uri + "use.py#unnamed"
+    resampler_mean, window_mean = (
+        uri + "resample.py#Resampler.mean",
+        uri + "resample.py#Window.mean",
+    )
+    edges = _current_edges(service, "frames", RESOURCE_A)
+    assert edges[load][1] == [
+        uri + "frame.py#NDFrame.resample",
+        uri + "frame.py#Series",
+        resampler_mean,
+    ]
+    assert edges[unnamed][1].count(resampler_mean) == 1  # both calls, one edge
+    assert resampler_mean in edges[unnamed][1]
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        return _refreshed_as_cold(service, root, "frames", tmp_path / name, monkeypatch)[1]
+
+    (root / "app" / "resample.py").write_text(resample.replace("mean", "median", 1))
+    assert "symbol:app.frame.Series.resample().mean" in refreshed_as_cold("lost")[load][1]
+    (root / "app" / "resample.py").write_text(resample)
+    assert resampler_mean in refreshed_as_cold("gained")[load][1]
+    own = frame.replace(
+        "    pass\n", "    def resample(self) -> Window:\n        return Window()\n"
+    )
+    (root / "app" / "frame.py").write_text(own)
+    edges = refreshed_as_cold("own")
+    assert window_mean in edges[load][1] and window_mean in edges[unnamed][1]
+    (root / "app" / "frame.py").write_text(frame.replace("-> Resampler", "-> Window"))
+    edges = refreshed_as_cold("base-other")
+    assert window_mean in edges[load][1] and window_mean in edges[unnamed][1]
 
 
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(

@@ -41,6 +41,7 @@ __all__ = [
     "PYTHON_SUFFIXES",
     "PY_REEXPORT",
     "REEXPORT_TYPES",
+    "RETURNS",
     "RUST_CRATE",
     "RUST_IMPL",
     "RUST_MACRO",
@@ -316,6 +317,11 @@ INHERITED_GUESSES = "inherited_guesses"
 #: statements give (``import re`` in its body): modules, which only a module node
 #: answers, as for a module's imports (not SymPy's function ``re``).
 MODULE_IMPORTS = "module_imports"
+#: A Python function's property with no return annotation: the class every one of its
+#: ``return`` statements gives, as written (``return self``, ``return cls(...)``,
+#: ``return Pipeline(...)``), which its ``usesType`` edge then names. A refresh that
+#: changes it analyses the function's callers again, as for a changed annotation.
+RETURNS = "returns"
 #: The module node's property listing (one a line) the packages a Java file imports on
 #: demand (``import java.util.*;``): a guess of its own package that nothing answers is
 #: looked for in each of them, in order (``java:java.util.ArrayList``).

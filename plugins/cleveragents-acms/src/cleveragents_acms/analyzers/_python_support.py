@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from cleveragents_acms.analyzers._common import CALL_RESULT, NodeFactory, split_
 __all__ = [
     "annotated_class",
     "blocks",
+    "body_return_class",
     "bytes_slice",
     "call_result",
     "called_class",
@@ -169,12 +170,17 @@ def value_class(stmt: ast.stmt, parameters: Mapping[str, ast.expr] | None) -> st
 
 def call_result(value: ast.expr | None) -> str | None:
     """``make_client()`` of ``make_client(...)`` or ``await make_client(...)``: a call of
-    what is no class by its capital (those :func:`called_class` gives), marked so."""
+    what is no class by its capital (those :func:`called_class` gives), marked so; a
+    method of a new instance (``Series(...).resample(...)``) is ``Series.resample()``."""
     if type(value) is ast.Await:
         value = value.value  # type: ignore[attr-defined]
     if type(value) is not ast.Call:
         return None
-    callee = dotted_name(value.func)  # type: ignore[attr-defined]
+    func = value.func  # type: ignore[attr-defined]
+    callee = dotted_name(func)
+    if callee is None and type(func) is ast.Attribute:
+        made = called_class(func.value)  # ``Series(...).resample(...)``: ``Series.resample``
+        callee = f"{made}.{func.attr}" if made is not None else None
     if callee is None or _a_class(callee) is not None:
         return None
     return callee + CALL_RESULT
@@ -189,6 +195,66 @@ def return_class(annotation: ast.expr | None, class_name: str | None) -> str | N
     if named in _SELF:
         return class_name
     return _a_class(named)
+
+
+def body_return_class(
+    results: Sequence[ast.expr | None],
+    self_name: str,
+    cls_name: str,
+    class_qual: str | None,
+    local_types: Mapping[str, str],
+) -> str | None:
+    """The class every value of an unannotated function's ``return`` statements is, as
+    written, read as :func:`return_class` reads an annotation: ``class_qual`` for a
+    method's ``return self`` (``self_name``), ``return type(self)(...)`` or ``return
+    self.__class__(...)``, or a class method's ``return cls(...)`` (``cls_name``), also
+    through a local name, ``Client`` for ``return Client(...)`` or for a local name every
+    binding of which makes one (``local_types``). A bare ``return`` or ``return None``
+    beside them says nothing (an optional result); any other value, or two classes, and
+    the function returns no class worth following."""
+    found: str | None = None
+    for value in results:
+        if value is None or (type(value) is ast.Constant and value.value is None):
+            continue
+        kind: str | None
+        if type(value) is ast.Name:
+            if value.id == self_name:
+                kind = class_qual
+            else:
+                kind = local_types.get(value.id)
+                if kind == f"{cls_name}{CALL_RESULT}":  # ``made = cls(...)``
+                    kind = class_qual
+                elif kind is not None and kind.endswith(CALL_RESULT):
+                    kind = None
+        elif type(value) is ast.Call and _makes_own(value.func, self_name, cls_name):
+            kind = class_qual
+        else:
+            kind = called_class(value)
+        if kind is None or (found is not None and kind != found):
+            return None
+        found = kind
+    return found
+
+
+def _makes_own(func: ast.expr, self_name: str, cls_name: str) -> bool:
+    """Whether calling ``func`` makes an instance of the method's own class: ``cls``,
+    ``type(self)`` or ``self.__class__``."""
+    if type(func) is ast.Name:
+        return bool(cls_name) and func.id == cls_name
+    if not self_name:
+        return False
+    if type(func) is ast.Attribute:
+        return (
+            func.attr == "__class__" and type(func.value) is ast.Name and func.value.id == self_name
+        )
+    return (
+        type(func) is ast.Call
+        and type(func.func) is ast.Name
+        and func.func.id == "type"
+        and len(func.args) == 1
+        and type(func.args[0]) is ast.Name
+        and func.args[0].id == self_name
+    )
 
 
 #: How ``typing.Self`` is written in an annotation.

@@ -45,6 +45,7 @@ from cleveragents_acms.analyzers._common import (
     MODULE_IMPORTS,
     PY_REEXPORT,
     PYTHON_SUFFIXES,
+    RETURNS,
     SUPER_GUESS,
     SYMBOL,
     USES_TYPE,
@@ -59,6 +60,7 @@ from cleveragents_acms.analyzers._python_support import (
     SCOPES,
     TRY_TYPES,
     blocks,
+    body_return_class,
     bytes_slice,
     call_result,
     called_class,
@@ -296,8 +298,10 @@ class _ModuleBuilder:
             if not rest or "." in rest:
                 return None
             made = local_types[head]
-            if made.endswith(CALL_RESULT):
-                return self.returned(made[:-2], rest, class_qual, params, local_imports)
+            if made.endswith(CALL_RESULT):  # ``resampled = frame.resample()``, ``frame``
+                return self.returned(  # local too
+                    made[:-2], rest, class_qual, params, local_imports, local_types
+                )
             return self.resolve(f"{made}.{rest}", None, frozenset(), local_imports)
         if head in ("self", "cls", _SUPER) and class_qual is not None:
             scope = self.classes.get(class_qual)
@@ -861,15 +865,19 @@ class _ModuleBuilder:
         own class): a ``usesType`` edge, through which the indexer finds the members of
         what calling it gives elsewhere; a property's is its attribute's type here."""
         returned = return_class(fn.returns, class_qual)
-        if returned is None:
-            return
+        if returned is not None:
+            self.note_return(node, fn.name, returned, class_qual)
+
+    def note_return(self, node: UKONode, name: str, returned: str, class_qual: str | None) -> None:
+        """Say that calling ``node`` gives an instance of the class ``returned`` (as
+        written here; ``class_qual`` itself when it is the function's own class)."""
         self.returns[node.uri] = returned
         if returned == class_qual:
             node.edges.append((USES_TYPE, self.classes[class_qual].node.uri))
         else:
             self.refer(node, returned, _INSTANCE_OF, plain_unknown=False)
         if node.uko_type == T_PROPERTY and class_qual is not None:
-            self.classes[class_qual].types.setdefault(fn.name, returned)
+            self.classes[class_qual].types.setdefault(name, returned)
 
     def scan(
         self,
@@ -898,6 +906,8 @@ class _ModuleBuilder:
         local_names: set[str] = set()
         stores: dict[str, int] = {}  # how many times each local name is bound
         typed: dict[str, list[str]] = {}  # the classes assignments to a local name make
+        results: list[ast.expr | None] = []  # what its ``return`` statements give
+        generator = False
         while stack:
             item = pop()
             kind = type(item)
@@ -961,6 +971,10 @@ class _ModuleBuilder:
                         and target.value.id == self_name
                     ):
                         instance_attrs.append((target.attr, item))  # type: ignore[arg-type]
+            elif kind is ast.Return:
+                results.append(item.value)  # type: ignore[attr-defined]
+            elif kind is ast.Yield or kind is ast.YieldFrom:
+                generator = True
             fields = fields_of.get(kind)
             if fields is None:
                 fields = fields_of[kind] = getattr(kind, "_fields", ())
@@ -986,6 +1000,18 @@ class _ModuleBuilder:
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if a is not None:
                 local_types.pop(a.arg, None)
+        if fn.returns is None and results and not generator:
+            method = node.properties["kind"]
+            returned = body_return_class(
+                results,
+                self_name if method in ("method", "property") else "",
+                self_name if method == "classmethod" else "",
+                class_qual,
+                local_types,
+            )
+            if returned is not None:
+                node.properties[RETURNS] = returned
+                self.note_return(node, fn.name, returned, class_qual)
         plain = sorted(m for m in modules if "." not in m)
         if plain:
             node.properties[MODULE_IMPORTS] = "\n".join(plain)
@@ -1168,7 +1194,9 @@ class PythonAnalyzer:
     #: 10: a function's return annotation names a class (``usesType``): ``client.get()`` of
     #: ``client = make_client()`` (or ``self.client = …``) is that class's member.
     #: 11: ... and so is ``make_client().get()`` (``Client().get()``: ``Client.get``).
-    revision = 11
+    #: 12: ... and a function with no return annotation returns the class all its
+    #: ``return`` statements give (``return self``, ``return Pipeline(...)``: ``RETURNS``).
+    revision = 12
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

@@ -55,12 +55,13 @@ from cleveragents_acms.analyzers._common import (
     PACKAGE_GUESSES,
     PROC_MACRO,
     PY_REEXPORT,
+    RETURNS,
     RUST_IMPL,
     RUST_METHOD,
     RUST_TRAIT,
     USES_TYPE,
 )
-from cleveragents_acms.analyzers.python import T_IMPORT, T_VARIABLE
+from cleveragents_acms.analyzers.python import T_IMPORT, T_METHOD, T_VARIABLE
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -741,6 +742,18 @@ def _inheriting_files(
         called |= reexport_aliases(exports, called)
     keys |= {key + CALL_RESULT for key in called}
     named = {f"{SYMBOL}{key}.{member}" for key in keys for member in gained}
+    # ``Series().resample().mean`` where ``Series`` inherits ``resample``: named through the
+    # subclass, not by the method's own key; found among the files calling the method.
+    methods = {f.uri for f in callables if f.uko_type == T_METHOD}
+    inherited_callee = (
+        index.nodes.paths_naming(
+            resource_id,
+            _pointing_to(index, resource_id, methods),
+            tuple(f"{CALL_RESULT}.{member}" for member in gained),
+        )
+        if methods
+        else set()
+    )
     # ... and resolved, to the member of that name a class above gave until now.
     named |= {
         uri
@@ -748,7 +761,9 @@ def _inheriting_files(
         for member in gained
         for uri in member_uris(cls, member)
     }
-    return guessing | (_pointing_to(index, resource_id, named) if named else set())
+    return (
+        guessing | inherited_callee | (_pointing_to(index, resource_id, named) if named else set())
+    )
 
 
 def _typed_through(
@@ -797,13 +812,20 @@ def _retyped(
         if n.uri in variables:  # the statement, ``apps = Apps()``: a call, then or now
             was, is_ = n.properties.get("signature", ""), variables[n.uri].properties["signature"]
             typed = "(" in was + is_
-        else:  # the return annotation
-            was = n.properties.get("return_type", "")
-            is_ = callables[n.uri].properties.get("return_type", "")
+        else:  # the return annotation, or the class its ``return`` statements give
+            was = _return_of(n)
+            is_ = _return_of(callables[n.uri])
             typed = bool(was or is_)
         if typed and (was != is_ or n.path in reimported):
             changed.add(n.uri)
     return _pointing_to(index, resource_id, changed) if changed else set()
+
+
+def _return_of(node: UKONode) -> str:
+    """What a Python function says it returns: its return annotation, or the class its
+    ``return`` statements give (``RETURNS``)."""
+    properties = node.properties
+    return properties.get("return_type") or properties.get(RETURNS, "")
 
 
 #: A Python file's import statements (re-exporting or not).

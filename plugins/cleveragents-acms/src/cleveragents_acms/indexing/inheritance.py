@@ -252,16 +252,25 @@ def load_ancestors(
 def member_references(nodes: Iterable[UKONode]) -> list[tuple[str, str]]:
     """``(class name, member)`` of each Python name of ``nodes`` that may be a class's
     member (``pkg.views.Form.as_view`` -> ``("Form", "as_view")``): if no node answers
-    it, the member the class inherits may."""
-    return [
-        (parts[-2], parts[-1])
-        for node in nodes
-        if is_python(node)
-        for _, target in node.edges
-        if target.startswith(SYMBOL) and not target.startswith(INHERITED_TARGET)
-        for parts in [target[len(SYMBOL) :].split(".")]
-        if len(parts) > 1
-    ]
+    it, the member the class inherits may. A callee of what a call returns is one too
+    (``pkg.Series.resample().mean``: ``("resample()", "mean")`` and ``("Series",
+    "resample")``)."""
+    found = []
+    for node in nodes:
+        if not is_python(node):
+            continue
+        for _, target in node.edges:
+            if not target.startswith(SYMBOL) or target.startswith(INHERITED_TARGET):
+                continue
+            dotted = target[len(SYMBOL) :]
+            parts = dotted.split(".")
+            if len(parts) > 1:
+                found.append((parts[-2], parts[-1]))
+            callee, called, _ = dotted.partition(CALL_RESULT)
+            if called and "." in callee:  # ``Series.resample().mean``: ``resample`` too,
+                owner = callee.split(".")  # which ``Series`` may inherit
+                found.append((owner[-2], owner[-1]))
+    return found
 
 
 def stored_ancestry(
@@ -370,4 +379,10 @@ def stored_ancestry(
         for cls in looked_in
         for uri in member_uris(cls, name)
     }
-    return [*typed.values(), *ancestors.values(), *store.nodes_at(resource_id, members)]
+    # The callees come last, with their edges (their ``usesType``): a member loaded
+    # without them (``NDFrame.resample`` that ``Series`` inherits) says nothing it returns.
+    return [
+        *ancestors.values(),
+        *store.nodes_at(resource_id, members - typed.keys()),
+        *typed.values(),
+    ]

@@ -259,6 +259,9 @@ def wanted_names(nodes: Iterable[UKONode]) -> set[str]:
                 continue
             dotted = target[len(_PREFIX) :]
             if python:  # ``pkg.make_client().get``: ``make_client`` and its class's ``get``
+                callee, called, _ = dotted.partition(CALL_RESULT)
+                if called and "." in callee:  # ``Series.resample()``: ``Series``, whose
+                    names.add(short_name(callee.rpartition(".")[0]))  # bases may give it
                 dotted = dotted.replace(CALL_RESULT, "")
             names.add(short_name(dotted))
             if python:
@@ -490,6 +493,8 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             called = owner.endswith(CALL_RESULT)
             owner = owner.removesuffix(CALL_RESULT) if called else owner
             classes = table.get(owner) or through.follow(owner)
+            if not classes and called:  # ``Series.resample().mean``: a callee inherited
+                classes = _inherited_callee(owner, table, through, stubs, inheritance)
             if classes and len(classes := without_signatures(classes, stubs)) == 1:
                 (uri,) = classes
                 cls = inheritance.returned_class(uri) if called else inheritance.class_of(uri)
@@ -503,6 +508,26 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
                     )
                     resolved += 1
     return resolved
+
+
+def _inherited_callee(
+    callee: str,
+    table: dict[str, set[str]],
+    through: ReExports,
+    stubs: set[str],
+    inheritance: Inheritance,
+) -> set[str]:
+    """The method ``pkg.Series.resample`` names when ``Series`` only inherits it (from
+    ``NDFrame``), as a call's member ``pkg.Series.resample`` resolves: empty if that class
+    is not one known class, or no class of its order defines it."""
+    owner, _, method = callee.rpartition(".")
+    classes = table.get(owner) or through.follow(owner) if owner else None
+    if not classes or len(classes := without_signatures(classes, stubs)) != 1:
+        return set()
+    (uri,) = classes
+    cls = inheritance.class_of(uri)
+    found = inheritance.member(cls, method) if cls is not None else None
+    return {found} if found is not None else set()
 
 
 #: Python's module nodes, and the nodes whose ``dependsOn`` edges are imports: a plain

@@ -806,6 +806,31 @@ class NodeStore:
         )
         return {row[0] for row in rows}
 
+    def paths_naming(
+        self, resource_id: str, paths: Iterable[str], ends: tuple[str, ...]
+    ) -> set[str]:
+        """Those of ``paths`` with a current node that has an unresolved edge (a
+        ``symbol:`` target) ending with one of ``ends``."""
+        found: set[str] = set()
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self._db.execute(
+                "SELECT path, edges FROM nodes WHERE resource_id = ? AND is_current = 1 "
+                f"AND path IN ({','.join('?' * len(chunk))}) AND instr(edges, 'symbol:') > 0",
+                (resource_id, *chunk),
+            )
+            found.update(
+                path
+                for path, edges in rows
+                if path not in found
+                and any(
+                    t.startswith("symbol:") and t.endswith(ends)
+                    for t in _EDGE_TARGET.findall(edges)
+                )
+            )
+        return found
+
     def _light_nodes(
         self, condition: str, resource_ids: Iterable[str], values: Iterable[str]
     ) -> list[UKONode]:
