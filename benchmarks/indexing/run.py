@@ -15,8 +15,10 @@ about 6,800 files. It measures, in one run:
 
 * cold full index (files/s, peak RSS, index size on disk),
 * warm refresh with no change, and refresh after one changed file (five files, one at
-  a time: the median and each time), in this process and then through the command as a
-  user runs it (`cleveragents index ROOT`, a process each time: `refresh_one_file_cli`),
+  a time: the median and each time), in this process, then told the path saved as
+  `cleveragents index ROOT --watch` refreshes (`refresh_one_file_watched_s`: no walk of
+  the tree), then through the command as a user runs it (`cleveragents index ROOT`, a
+  process each time: `refresh_one_file_cli`),
 * refresh after a line is added at the top of each of the 118 files of Django's
   ``django/db`` (every node in them moves and is revised), then after it is taken out
   again, both twice: seconds, milliseconds per revised node, the graph and commit
@@ -450,6 +452,24 @@ def main() -> None:
     results["refresh_one_file_analysed"] = analysed
     results["refresh_one_file_phases_s"] = phases[middle]
     results["refresh_one_file_slowest_phases_s"] = phases[times.index(max(times))]
+    # The same, told the path saved, as `cleveragents index ROOT --watch` refreshes: the
+    # tree is not walked.
+    times, phases = [], []
+    for target in targets:
+        target.write_text(target.read_text() + "\n\ndef benchmark_added_watched():\n    return 3\n")
+        start = time.perf_counter()
+        one = service.refresh_index(
+            RESOURCE_ID,
+            root,
+            max_total_size=NO_LIMIT,
+            changed_paths=[target.relative_to(root).as_posix()],
+        )
+        times.append(time.perf_counter() - start)
+        phases.append(one.run.phases if one.run else {})
+    middle = sorted(range(len(times)), key=times.__getitem__)[len(times) // 2]
+    results["refresh_one_file_watched_s"] = round(times[middle], 3)
+    results["refresh_one_file_watched_all_s"] = [round(t, 3) for t in times]
+    results["refresh_one_file_watched_phases_s"] = phases[middle]
     results["refresh_one_file_cli"] = one_file_refreshes_through_the_cli(
         database, work, root, targets
     )

@@ -14,6 +14,7 @@ from cleveragents_acms.analyzers.files import (
     SkipReason,
     choose_analyzer,
     discover,
+    discover_changes,
     language_of,
     read_text,
 )
@@ -340,6 +341,67 @@ def test_ten_thousand_files_in_a_hundred_folders_are_all_discovered(tmp_path: Pa
     assert [(s.relative, s.reason) for s in discovery.skipped] == [
         ("pkg000/scratch.tmp", SkipReason.IGNORED)
     ]
+
+
+def _as_walked(discovery: Discovery) -> list[tuple[str, str, int, int]]:
+    return [(f.relative, f.location, f.size, f.mtime_ns) for f in discovery.files]
+
+
+def test_the_changed_paths_alone_give_what_a_walk_finds(tmp_path: Path) -> None:
+    """``discover_changes`` looks at the paths a watcher names only, through the folders
+    above them and their ``.gitignore``, and takes every other file indexed before as it
+    was: a file edited, added (in a new folder too), deleted, ignored by a folder's rules,
+    binary, too large, excluded, or a new file the total size leaves out, give the files
+    and sizes a walk gives. What it cannot tell without a walk it does not guess (None):
+    a folder or an ignore file among the paths, a folder of indexed files gone, a symlink
+    on the way."""
+    root = tmp_path / "tree"
+    write(root, ".gitignore", "*.log\nbuild/\n")
+    write(root, "app/main.py", "x = 1\n" * 40)
+    write(root, "app/util.py", "y = 2\n")
+    write(root, "app/gen/.gitignore", "generated_*.py\n")
+    write(root, "app/gen/keep.py", "k = 0\n")
+    write(root, "docs/readme.md", "# Read me\n")
+    limits = {"max_file_size": 4_000, "max_total_size": 900, "exclude_globs": ["*.tmp"]}
+    known = {f.relative: (f.size, f.mtime_ns) for f in discover(root, **limits).files}
+    assert "app/main.py" in known and "docs/readme.md" in known
+    time.sleep(0.01)
+    write(root, "app/util.py", "y = 3\nz = 4\n")
+    write(root, "app/new/fresh.py", "f = 1\n")
+    write(root, "app/gen/generated_a.py", "g = 1\n")
+    write(root, "app/debug.log", "log\n")
+    write(root, "build/out.py", "o = 1\n")
+    write(root, "app/logo.png", b"\x89PNG\r\n\x1a\n\x00\x00")
+    write(root, "app/huge.py", "h = 1\n" * 1_000)
+    write(root, "app/scratch.tmp", "t\n")
+    write(root, "app/big_new.py", "b = 1\n" * 150)  # more than the total size leaves
+    (root / "docs" / "readme.md").unlink()
+    changed = [
+        "app/util.py", "app/new/fresh.py", "app/gen/generated_a.py", "app/debug.log",
+        "build/out.py", "app/logo.png", "app/huge.py", "app/scratch.tmp", "app/big_new.py",
+        "docs/readme.md", "app/never_there.py",
+    ]  # fmt: skip
+    targeted = discover_changes(root, changed, known, **limits)
+    walked = discover(root, known=known, **limits)
+    assert targeted is not None
+    assert _as_walked(targeted) == _as_walked(walked)
+    assert "app/new/fresh.py" in found(targeted) and "app/big_new.py" not in found(targeted)
+    reasons = {s.relative: s.reason for s in walked.skipped}
+    left_out = ["app/debug.log", "app/logo.png", "app/huge.py", "app/scratch.tmp"]
+    left_out += ["app/gen/generated_a.py", "app/big_new.py"]
+    assert {s.relative: s.reason for s in targeted.skipped} == {p: reasons[p] for p in left_out}
+    # Nothing changed but what the paths name: the same list as a walk.
+    known = {f.relative: (f.size, f.mtime_ns) for f in walked.files}
+    assert _as_walked(discover_changes(root, [], known, **limits)) == _as_walked(walked)  # type: ignore[arg-type]
+    # What it cannot tell without a walk.
+    write(root, "app/gen/.gitignore", "\n")
+    assert discover_changes(root, ["app/gen/.gitignore"], known, **limits) is None
+    assert discover_changes(root, ["app/new"], known, **limits) is None  # a folder
+    (root / "app" / "new" / "fresh.py").unlink()
+    (root / "app" / "new").rmdir()
+    assert discover_changes(root, ["app/new"], known, **limits) is None  # a folder gone
+    (root / "linked").symlink_to(root / "app", target_is_directory=True)
+    assert discover_changes(root, ["linked/util.py"], known, **limits) is None
 
 
 def test_a_python_file_is_read_in_the_encoding_its_coding_line_declares(

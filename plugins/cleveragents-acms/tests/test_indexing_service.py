@@ -2039,6 +2039,38 @@ def test_refresh_analyses_only_changed_files(service: RepoIndexingService, corpu
     assert hits and hits[0].metadata.get("path") == "cleveragents/paths.py"
 
 
+def test_a_refresh_told_the_changed_paths_looks_at_those_alone(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watcher names the paths saved: the refresh looks at those without walking the
+    tree (``paths_looked_at``), a file added, edited and deleted alike. It trusts the
+    paths: an edit they do not name waits for the next walk, which a run after one that
+    did not end ready makes; then the index is what a cold index is."""
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    paths = corpus / "cleveragents" / "paths.py"
+    paths.write_text(paths.read_text() + "\n\ndef brand_new_helper() -> int:\n    return 42\n")
+    (corpus / "cleveragents" / "fresh.py").write_text(
+        "from cleveragents.paths import brand_new_helper\n\n\ndef use():\n"
+        "    return brand_new_helper()\n"
+    )
+    (corpus / "broken.py").unlink()
+    unnamed = corpus / "latin1.py"
+    unnamed.write_bytes(unnamed.read_bytes() + b"\n\ndef not_named_yet():\n    return 0\n")
+    named = ["cleveragents/paths.py", "cleveragents/fresh.py", "broken.py"]
+    run = service.index_resource(RESOURCE_A, corpus, project="demo", changed_paths=named).run
+    assert run is not None and run.paths_looked_at == 3
+    assert run.files_analyzed - run.files_dependent == 2 and run.files_removed == 1
+    assert _search(service, "demo", "brand_new_helper", {RESOURCE_A})
+    hits = _search(service, "demo", "not_named_yet", {RESOURCE_A})
+    assert not any(hit.uko_uri.endswith("#not_named_yet") for hit in hits)
+    service._set_status(service.get_index_status(RESOURCE_A, "demo").index_id, "stale", "stopped")  # type: ignore[union-attr]
+    run = service.index_resource(RESOURCE_A, corpus, project="demo", changed_paths=[]).run
+    assert run is not None and run.paths_looked_at is None and run.files_analyzed == 1
+    assert _current_edges(service, "demo", RESOURCE_A) == _cold_edges(
+        service, corpus, "demo", tmp_path / "cold", monkeypatch
+    )
+
+
 def test_nodes_let_go_of_their_renderings_keep_their_fingerprints(
     service: RepoIndexingService, corpus: Path
 ) -> None:

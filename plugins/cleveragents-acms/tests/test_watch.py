@@ -13,11 +13,15 @@ from cleveragents_acms.indexing.watch import watch
 
 def test_the_watch_catches_up_before_it_is_ready_then_follows_saves(tmp_path: Path) -> None:
     """What changed before the watcher was armed is taken in by a catch-up refresh, reported
-    (``changes`` -1) before ``on_ready``; a file saved afterwards triggers a refresh."""
+    (``changes`` -1) before ``on_ready``; a file saved afterwards triggers a refresh told
+    the path saved (the catch-up is told none: it walks)."""
     events: list[Any] = []
     ready, saved_seen, stop = threading.Event(), threading.Event(), threading.Event()
 
-    def refresh() -> Any:
+    asked: list[list[str] | None] = []
+
+    def refresh(paths: list[str] | None) -> Any:
+        asked.append(paths)
         return SimpleNamespace(run=SimpleNamespace(files_analyzed=1, files_removed=0))
 
     def on_refresh(result: Any, changes: int) -> None:
@@ -46,6 +50,9 @@ def test_the_watch_catches_up_before_it_is_ready_then_follows_saves(tmp_path: Pa
     assert not watcher.is_alive()
     assert events[:2] == [-1, "ready"]
     assert all(isinstance(e, int) and e > 0 for e in events[2:])
+    # The catch-up walks; a save names its path.
+    assert asked[0] is None
+    assert ["saved.py"] in asked[1:]
 
 
 def test_a_catch_up_that_finds_nothing_is_not_reported(tmp_path: Path) -> None:
@@ -53,7 +60,7 @@ def test_a_catch_up_that_finds_nothing_is_not_reported(tmp_path: Path) -> None:
     events: list[Any] = []
     stop = threading.Event()
 
-    def refresh() -> Any:
+    def refresh(paths: list[str] | None) -> Any:
         return SimpleNamespace(run=SimpleNamespace(files_analyzed=0, files_removed=0))
 
     def on_ready() -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "choose_analyzer",
     "decode_text",
     "discover",
+    "discover_changes",
     "is_binary",
     "language_of",
     "read_text",
@@ -549,3 +550,121 @@ def discover(
     walk.apply_total_size()
     result.files.sort(key=lambda f: f.relative)
     return result
+
+
+def discover_changes(
+    root: Path,
+    changed: Iterable[str],
+    known: Mapping[str, tuple[int, int]],
+    *,
+    max_file_size: int = 1_048_576,
+    max_total_size: int | None = None,
+    include_globs: Sequence[str] = (),
+    exclude_globs: Sequence[str] = (),
+) -> Discovery | None:
+    """What :func:`discover` finds under ``root`` when only the files ``changed``
+    (relative paths, as a watcher names them) may differ from those ``known`` (indexed
+    before, ``(size, mtime_ns)``): each changed path is looked at as the walk would,
+    through the folders above it and their ``.gitignore``; every other known file is
+    taken as it was, without a walk of the tree. ``skipped`` holds only the changed paths
+    left out.
+
+    None when that cannot be told without walking: a folder, a symlink or anything but a
+    regular file among the changed paths, a known file's folder gone, an ignore rule or
+    virtualenv marker changed (``.gitignore``, ``pyvenv.cfg``), a folder on the way that
+    is a symlink, or files indexed before that outgrow ``max_total_size``'s grace.
+    """
+    root = Path(root)
+    root_real = os.path.realpath(root)
+    if not os.path.isdir(root_real):
+        return None
+    result = Discovery(root)
+    walk = _Walk(
+        root_real=root_real,
+        max_file_size=max_file_size,
+        max_total_size=max_total_size,
+        include=_compile_globs(include_globs),
+        exclude=_compile_globs(exclude_globs),
+        result=result,
+        known=known,
+    )
+    folders: dict[str, _Specs | None] = {}
+
+    def rules(relative_dir: str) -> _Specs | None:
+        """The ignore rules inside the folder ``relative_dir`` ("" or ending with "/"),
+        None when the walk does not go in; raises LookupError for a symlinked folder."""
+        if relative_dir in folders:
+            return folders[relative_dir]
+        folder = os.path.join(root_real, relative_dir)
+        if not relative_dir:
+            specs: _Specs | None = _enclosing_rules(root_real)
+        else:
+            above = rules(relative_dir[: relative_dir.rstrip("/").rfind("/") + 1])
+            name = relative_dir.rstrip("/").rsplit("/", 1)[-1]
+            if os.path.islink(folder.rstrip("/")):
+                raise LookupError(relative_dir)
+            if (
+                above is None
+                or name in ALWAYS_SKIPPED_DIRS
+                or (above and walk.ignored(relative_dir, above))
+                or (walk.exclude is not None and walk.exclude.match_file(relative_dir))
+                or os.path.exists(os.path.join(folder, "pyvenv.cfg"))
+            ):
+                specs = None
+            else:
+                specs = above
+        if specs is not None and os.path.exists(os.path.join(folder, ".gitignore")):
+            spec = _gitignore(_read_ignore_file(os.path.join(folder, ".gitignore")))
+            if spec is not None:
+                specs = [*specs, (relative_dir, spec)]
+        folders[relative_dir] = specs
+        return specs
+
+    changed = set(changed)
+    known_folders: set[str] | None = None  # every folder holding a known file, if asked
+    for relative in sorted(changed):
+        name = relative.rsplit("/", 1)[-1]
+        if name in (".gitignore", "pyvenv.cfg"):
+            return None
+        path = os.path.join(root_real, relative)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            if known_folders is None:
+                known_folders = {
+                    other[:i] for other in known for i, c in enumerate(other) if c == "/"
+                }
+            if relative in known_folders:
+                return None  # a folder of indexed files went
+            continue  # gone: not among the files
+        except OSError:
+            return None
+        if not stat_module.S_ISREG(info.st_mode):
+            return None
+        try:
+            specs = rules(relative[: relative.rfind("/") + 1])
+        except LookupError:
+            return None
+        if specs is not None:
+            walk.file(os.path.join(str(root), relative), relative, specs, None)
+    taken = walk.within_limit if max_total_size is not None else result.files
+    taken.extend(
+        SourceFile(os.path.join(str(root), relative), relative, size, mtime)
+        for relative, (size, mtime) in known.items()
+        if relative not in changed
+    )
+    if max_total_size is not None:
+        earlier = sum(f.size for f in walk.within_limit if f.relative in known)
+        if earlier > max_total_size * TOTAL_SIZE_GRACE:
+            return None  # the walk packs the files again, in its order
+        walk.within_limit.sort(key=lambda f: _walk_order(f.relative))
+        walk.apply_total_size()
+    result.files.sort(key=lambda f: f.relative)
+    return result
+
+
+def _walk_order(relative: str) -> tuple[tuple[int, str], ...]:
+    """The place of a file in the walk's order: a folder's files by name, then its folders
+    by name, each walked whole."""
+    *folders, name = relative.split("/")
+    return (*((1, folder) for folder in folders), (0, name))

@@ -208,10 +208,15 @@ def build(
     service = service_for(app)
     project_name = result.metadata.project_name
 
-    def refresh() -> Any:
+    def refresh(paths: list[str] | None) -> Any:
         # Another run of the command (or another watcher) may be indexing: wait for it.
+        # The saved paths spare a walk of the whole tree (when nothing else can have changed).
         return service.index_resource(
-            resource.resource_id, resource.location or "", project=project_name, wait=math.inf
+            resource.resource_id,
+            resource.location or "",
+            project=project_name,
+            wait=math.inf,
+            changed_paths=paths,
         )
 
     def report(refreshed: Any, changes: int) -> None:

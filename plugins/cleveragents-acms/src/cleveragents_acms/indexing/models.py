@@ -72,6 +72,10 @@ class IndexRun:
     nodes_retired: int = 0
     nodes_unchanged: int = 0
     errors: list[tuple[str, str]] = field(default_factory=list)
+    #: How many paths a watcher named when the run looked at those alone, not walking the
+    #: tree (``files_skipped`` and ``skipped`` then count those of them left out only);
+    #: None when it walked.
+    paths_looked_at: int | None = None
     #: Which files were analysed again without ``force``, and why (the analyzers changed):
     #: every file when an analyzer was added or removed, else those of the changed ones.
     reanalysis: str | None = None

@@ -352,8 +352,14 @@ class RepoIndexingService:
         on_phase_progress: PhaseProgress | None = None,
         wait: float = 0.0,
         on_wait: Callable[[int], None] | None = None,
+        changed_paths: Iterable[str] | None = None,
     ) -> RepoIndex:
         """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``.
+
+        ``changed_paths`` (relative to the root, as a watcher names them) says that no
+        other file changed since the last run: the run looks at those alone instead of
+        walking the tree, when that can be told (see ``files.discover_changes``; it walks
+        otherwise, and always after a run that did not end ready).
 
         ``progress`` is told of each file analysed, ``on_phase`` of each phase started and
         ``on_phase_progress`` of the nodes a long writing phase has written so far. While
@@ -414,6 +420,7 @@ class RepoIndexingService:
                     max_file_size=max_file_size,
                     max_total_size=max_total_size,
                     progress=progress,
+                    changed_paths=None if previous != "ready" else changed_paths,
                 )
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
@@ -685,8 +692,9 @@ class RepoIndexingService:
         max_file_size: int | None,
         max_total_size: int | None,
         progress: Progress | None,
+        changed_paths: Iterable[str] | None = None,
     ) -> tuple[FileRecord, ...]:
-        from cleveragents_acms.analyzers.files import discover
+        from cleveragents_acms.analyzers.files import discover, discover_changes
 
         with _phase(run, "discover"):
             with self.database.engine.connect() as conn:
@@ -697,15 +705,21 @@ class RepoIndexingService:
                     ).mappings()
                 }
             stats = _file_stats(known)
-            discovery = discover(
-                root,
-                max_file_size=self._size_limit(max_file_size, "context.file.max-size")
+            limits: dict[str, Any] = {
+                "max_file_size": self._size_limit(max_file_size, "context.file.max-size")
                 or sys.maxsize,
-                max_total_size=self._size_limit(max_total_size, "context.file.max-total-size"),
-                include_globs=include_globs,
-                exclude_globs=exclude_globs,
-                known=None if force else stats,
-            )
+                "max_total_size": self._size_limit(max_total_size, "context.file.max-total-size"),
+                "include_globs": include_globs,
+                "exclude_globs": exclude_globs,
+            }
+            discovery = None
+            if changed_paths is not None and not force:
+                changed_paths = list(changed_paths)
+                discovery = discover_changes(root, changed_paths, stats, **limits)
+                if discovery is not None:
+                    run.paths_looked_at = len(changed_paths)
+            if discovery is None:
+                discovery = discover(root, known=None if force else stats, **limits)
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
         run.skipped_reasons = discovery.reasons()
         run.skipped = [(s.relative, s.reason) for s in discovery.skipped]

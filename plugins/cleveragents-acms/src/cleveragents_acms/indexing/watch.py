@@ -30,9 +30,17 @@ def _relevant(change: tuple[Any, str], root: Path) -> bool:
     return not any(p in (".git", "__pycache__", "node_modules") for p in parts)
 
 
+def _relative(change: tuple[Any, str], root: Path) -> str | None:
+    """The changed path relative to ``root`` (forward slashes), None when outside it."""
+    try:
+        return Path(change[1]).relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
 def watch(
     root: Path,
-    refresh: Callable[[], RepoIndex],
+    refresh: Callable[[list[str] | None], RepoIndex],
     *,
     on_refresh: Callable[[RepoIndex, int], None] | None = None,
     on_error: Callable[[BaseException], None] | None = None,
@@ -40,7 +48,9 @@ def watch(
     stop_event: threading.Event | None = None,
     debounce_ms: int = 200,
 ) -> None:
-    """Call ``refresh`` after every batch of relevant changes under ``root`` until stopped.
+    """Call ``refresh`` after every batch of relevant changes under ``root`` until stopped:
+    ``refresh(paths)`` with the paths the batch names (relative to ``root``), which may
+    spare the refresh a walk of the tree; ``refresh(None)`` for the catch-up, which walks.
 
     ``on_ready`` is called once the watcher is armed and caught up: a file saved
     after that is seen. ``on_refresh(result, changes)`` reports each refresh that
@@ -63,15 +73,18 @@ def watch(
         relevant = [c for c in changes if _relevant(c, root)]
         if not ready:
             ready = True
-            _refresh(refresh, on_refresh, on_error, -1)  # what changed before it was armed
+            _refresh(refresh, None, on_refresh, on_error, -1)  # changed before it was armed
             if on_ready is not None:
                 on_ready()
         if relevant:
-            _refresh(refresh, on_refresh, on_error, len(relevant))
+            paths = [_relative(c, root) for c in relevant]
+            named = None if None in paths else sorted({p for p in paths if p})
+            _refresh(refresh, named, on_refresh, on_error, len(relevant))
 
 
 def _refresh(
-    refresh: Callable[[], RepoIndex],
+    refresh: Callable[[list[str] | None], RepoIndex],
+    paths: list[str] | None,
     on_refresh: Callable[[RepoIndex, int], None] | None,
     on_error: Callable[[BaseException], None] | None,
     changes: int,
@@ -79,7 +92,7 @@ def _refresh(
     """One refresh; ``changes`` is how many events caused it (-1: the catch-up, reported
     only when it analysed or removed something)."""
     try:
-        result = refresh()
+        result = refresh(paths)
     except Exception as exc:
         if on_error is not None:
             on_error(exc)
