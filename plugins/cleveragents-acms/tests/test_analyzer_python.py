@@ -841,6 +841,63 @@ def test_what_a_call_returns_is_read_from_the_returns_of_a_function_with_no_anno
     assert ("uko:dependsOn", uri(est, "Other.predict")) not in nodes[uri(use, "nothing")].edges
 
 
+def test_a_class_under_another_name_gives_its_members() -> None:
+    """A module's ``Matrix = MutableMatrix`` and ``MutableMatrix = MutableDenseMatrix``
+    (SymPy's) are the class under other names: a ``usesType`` edge to what each names,
+    the name as written in its ``alias`` property, and ``m.det()`` of ``m =
+    Matrix(...)``, ``Matrix.det`` and ``Matrix(...).det()`` elsewhere reach
+    ``MutableDenseMatrix.det`` through both. A lowercase value (``default = config``) is
+    no alias."""
+    files = {
+        "app/dense.py": textwrap.dedent(
+            """
+            class MutableDenseMatrix:
+                def det(self):
+                    return 0
+
+
+            Frozen = Fixed = MutableDenseMatrix
+            """
+        ),
+        "app/matrices.py": textwrap.dedent(
+            """
+            from app.dense import MutableDenseMatrix
+
+            MutableMatrix = MutableDenseMatrix
+            Matrix = MutableMatrix
+            config = object()
+            default = config
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from app.dense import Fixed
+            from app.matrices import Matrix
+
+
+            def run():
+                m = Matrix([1])
+                return m.det(), Matrix.det(m), Matrix([2]).det(), Fixed.det(m)
+            """
+        ),
+    }
+    nodes = resolved(files)
+    dense, matrices = "app/dense.py", "app/matrices.py"
+    det = ("uko:dependsOn", uri(dense, "MutableDenseMatrix.det"))
+    used = ("uko-code:usesType", uri(matrices, "MutableMatrix"))
+    assert nodes[uri(matrices, "Matrix")].edges == [used]
+    assert nodes[uri(matrices, "Matrix")].properties["alias"] == "MutableMatrix"
+    for name in ("Frozen", "Fixed"):
+        assert nodes[uri(dense, name)].edges == [
+            ("uko-code:usesType", uri(dense, "MutableDenseMatrix"))
+        ]
+    assert "alias" not in nodes[uri(matrices, "default")].properties
+    assert nodes[uri("app/use.py", "run")].edges == [
+        ("uko:dependsOn", uri(matrices, "Matrix")),
+        det,
+    ]
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

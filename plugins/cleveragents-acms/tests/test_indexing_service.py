@@ -1163,6 +1163,109 @@ def test_what_an_inherited_method_returns_follows_its_class_across_refreshes(
     assert window_mean in edges[load][1] and window_mean in edges[unnamed][1]
 
 
+def test_a_class_under_another_name_follows_it_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``m.det()`` of ``m = Matrix(...)``, where ``Matrix = MutableMatrix`` and
+    ``MutableMatrix = MutableDenseMatrix``, is ``MutableDenseMatrix.det``. When either
+    alias names another class, the class gains a member, the last alias goes and comes
+    back, or the caller names a member the class inherits, a refresh leaves a cold
+    index's edges."""
+    root = tmp_path / "aliases"
+    dense = (
+        "from app.base import Base\n\n\n"
+        "class MutableDenseMatrix(Base):\n    def det(self):\n        return 0\n\n\n"
+        "class Other:\n    def det(self):\n        return 1\n\n    def trace(self):\n"
+        "        return 2\n"
+    )
+    matrices = (
+        "from app.dense import MutableDenseMatrix, Other\n\n"
+        "MutableMatrix = MutableDenseMatrix\nMatrix = MutableMatrix\n"
+    )
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/base.py": "class Base:\n    def rank(self):\n        return 4\n",
+            "app/dense.py": dense,
+            "app/matrices.py": matrices,
+            "app/use.py": (
+                "from app.matrices import Matrix\n\n\ndef run():\n    m = Matrix([1])\n"
+                "    return m.det(), m.trace()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="aliases")
+    uri = "https://cleveragents.ai/r/R/app/"
+    run = uri + "use.py#run"
+    det, other_det = uri + "dense.py#MutableDenseMatrix.det", uri + "dense.py#Other.det"
+    edges = _current_edges(service, "aliases", RESOURCE_A)
+    assert det in edges[run][1] and "symbol:app.matrices.Matrix.trace" in edges[run][1]
+
+    def refreshed_as_cold(name: str) -> dict[str, Any]:
+        return _refreshed_as_cold(service, root, "aliases", tmp_path / name, monkeypatch)[1]
+
+    matrices_path, dense_path = root / "app" / "matrices.py", root / "app" / "dense.py"
+    matrices_path.write_text(matrices.replace("Matrix = MutableMatrix", "Matrix = Other"))
+    assert other_det in refreshed_as_cold("retargeted")[run][1]
+    matrices_path.write_text(matrices)
+    assert det in refreshed_as_cold("back")[run][1]
+    matrices_path.write_text(
+        matrices.replace("MutableMatrix = MutableDenseMatrix", "MutableMatrix = Other")
+    )
+    assert other_det in refreshed_as_cold("middle")[run][1]
+    matrices_path.write_text(matrices)
+    assert "symbol:app.matrices.Matrix.trace" in refreshed_as_cold("restored")[run][1]
+    grown = dense.replace(
+        "        return 0\n", "        return 0\n\n    def trace(self):\n        return 3\n", 1
+    )
+    dense_path.write_text(grown)
+    assert uri + "dense.py#MutableDenseMatrix.trace" in refreshed_as_cold("gained")[run][1]
+    matrices_path.write_text(matrices.replace("Matrix = MutableMatrix\n", ""))
+    assert det not in refreshed_as_cold("gone")[run][1]
+    matrices_path.write_text(matrices)
+    assert det in refreshed_as_cold("alias-back")[run][1]
+    # Only the caller changes: the class's base is found through both aliases.
+    use = root / "app" / "use.py"
+    use.write_text(use.read_text().replace("m.trace()", "m.rank()"))
+    assert uri + "base.py#Base.rank" in refreshed_as_cold("inherited")[run][1]
+
+
+def test_a_function_named_as_a_class_gives_what_it_returns_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SymPy's ``SymmetricGroup(4)`` is a function a capital makes look like a class:
+    ``g.order()`` of ``g = SymmetricGroup(4)`` is the member of the class it returns
+    (read from its ``return``), after a refresh of the caller alone as in a cold index."""
+    root = tmp_path / "groups"
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/groups.py": (
+                "class PermutationGroup:\n    def order(self):\n        return 1\n\n\n"
+                "def SymmetricGroup(n):\n    group = PermutationGroup()\n    return group\n"
+            ),
+            "app/use.py": (
+                "from app.groups import SymmetricGroup\n\n\ndef run():\n"
+                "    g = SymmetricGroup(4)\n    return g.order()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="groups")
+    uri = "https://cleveragents.ai/r/R/app/"
+    order = uri + "groups.py#PermutationGroup.order"
+    assert order in _current_edges(service, "groups", RESOURCE_A)[uri + "use.py#run"][1]
+    use = root / "app" / "use.py"
+    use.write_text(use.read_text() + "\n\ndef other():\n    return SymmetricGroup(3).order()\n")
+    _, edges = _refreshed_as_cold(service, root, "groups", tmp_path / "cold", monkeypatch)
+    assert order in edges[uri + "use.py#run"][1] and order in edges[uri + "use.py#other"][1]
+
+
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     service: RepoIndexingService,
     tmp_path: Path,

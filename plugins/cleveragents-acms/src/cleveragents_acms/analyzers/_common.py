@@ -14,6 +14,7 @@ from pathlib import Path, PurePath
 from cleveragents.models.uko import UKONode, node_uri
 
 __all__ = [
+    "ALIAS",
     "CALL_RESULT",
     "CODE_LANGUAGES",
     "CONFIG_LANGUAGES",
@@ -317,6 +318,11 @@ INHERITED_GUESSES = "inherited_guesses"
 #: statements give (``import re`` in its body): modules, which only a module node
 #: answers, as for a module's imports (not SymPy's function ``re``).
 MODULE_IMPORTS = "module_imports"
+#: A Python module variable's property when it is a class under another name, as written
+#: (``MutableDenseMatrix`` of ``Matrix = MutableDenseMatrix``); its ``usesType`` edge
+#: names that class, or the alias it names in turn. A refresh that changes it analyses
+#: the files naming the variable again, as for a variable made by a call.
+ALIAS = "alias"
 #: A Python function's property with no return annotation: the class every one of its
 #: ``return`` statements gives, as written (``return self``, ``return cls(...)``,
 #: ``return Pipeline(...)``), which its ``usesType`` edge then names. A refresh that

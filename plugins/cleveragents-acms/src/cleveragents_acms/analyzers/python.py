@@ -36,6 +36,7 @@ from cleveragents.models.uko import (
     UKONode,
 )
 from cleveragents_acms.analyzers._common import (
+    ALIAS,
     CALL_RESULT,
     DEPENDS_ON,
     EXPORT_BINDINGS,
@@ -587,6 +588,11 @@ class _ModuleBuilder:
             made = called_class(value) if value is not None else None
             if made is not None:
                 self.refer(node, made, _INSTANCE_OF, plain_unknown=True)
+            elif (aliased := _alias_of(value)) is not None:
+                # ``Matrix = MutableDenseMatrix``: the class under another name, its members
+                # (``Matrix.det``) that class's (or the alias's it names, and so on).
+                node.properties[ALIAS] = aliased
+                self.refer(node, aliased, _INSTANCE_OF, plain_unknown=True)
         elif in_class:
             kind = value_class(stmt, parameters) or _call_result(stmt)
             if kind is not None:
@@ -1162,6 +1168,15 @@ def _chained(func: ast.Attribute) -> str | None:
     return f"{made}.{func.attr}" if made is not None else None
 
 
+def _alias_of(value: ast.expr | None) -> str | None:
+    """``MutableDenseMatrix`` of ``Matrix = MutableDenseMatrix`` (``pkg.Client`` of
+    ``Client = pkg.Client``): a name a capital says is a class's, as written."""
+    if type(value) is not ast.Name and type(value) is not ast.Attribute:
+        return None
+    name = dotted_name(value)  # type: ignore[arg-type]
+    return name if name and name.rpartition(".")[2][:1].isupper() else None
+
+
 def _call_result(stmt: ast.stmt) -> str | None:
     """``make_client()`` of ``x = make_client()`` (see ``call_result``); an annotated
     assignment says its type itself."""
@@ -1196,7 +1211,9 @@ class PythonAnalyzer:
     #: 11: ... and so is ``make_client().get()`` (``Client().get()``: ``Client.get``).
     #: 12: ... and a function with no return annotation returns the class all its
     #: ``return`` statements give (``return self``, ``return Pipeline(...)``: ``RETURNS``).
-    revision = 12
+    #: 13: a module's ``Matrix = MutableDenseMatrix`` is that class under another name
+    #: (``ALIAS``, a ``usesType`` edge): ``Matrix.det`` is its member.
+    revision = 13
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from cleveragents_acms.analyzers._common import (
+    ALIAS,
     CALL_RESULT,
     DERIVED_KEY,
     IMPL_FOR,
@@ -69,9 +70,11 @@ from cleveragents_acms.indexing.go_interfaces import (
     stale_implementations,
 )
 from cleveragents_acms.indexing.inheritance import (
+    ALIAS_DEPTH,
     INHERITANCE_DEPTH,
     PYTHON_CALLABLE_TYPES,
     PYTHON_CLASS_TYPES,
+    is_alias,
     is_python_class,
     load_ancestors,
     member_uris,
@@ -734,7 +737,10 @@ def _inheriting_files(
     # functions returning one: ``make_client().get`` (``CALL_RESULT``).
     typed = _typed_in(index, resource_id, pointing, seen)
     callables = [v for v in typed if v.uko_type != T_VARIABLE]
-    chain += [v for v in typed if v.uko_type == T_VARIABLE]
+    variables = {v.uri for v in typed if v.uko_type == T_VARIABLE}
+    # ... and the classes' names in other modules (``Matrix = MutableMatrix``: ``ALIAS``)
+    aliases = _with_aliases(index, resource_id, variables | seen) - seen
+    chain += index.nodes.nodes_at(resource_id, variables | aliases)
     keys = {key for cls in chain for key in symbol_keys(cls)}
     called = {key for f in callables for key in symbol_keys(f)}
     if exports:
@@ -774,7 +780,9 @@ def _typed_through(
     names a refresh changes the meaning of: what ``apps.get_model`` or
     ``make_client().get`` there reaches changes with it, one step further."""
     typed = {n.uri for n in _typed_in(index, resource_id, files, targets)}
-    return _pointing_to(index, resource_id, typed) if typed else set()
+    if not typed:
+        return set()
+    return _pointing_to(index, resource_id, _with_aliases(index, resource_id, typed))
 
 
 def _typed_in(
@@ -809,16 +817,39 @@ def _retyped(
     reimported = {path for path, *_ in _imports(now, paths) ^ _imports(stored_imports, paths)}
     changed = set()
     for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
-        if n.uri in variables:  # the statement, ``apps = Apps()``: a call, then or now
-            was, is_ = n.properties.get("signature", ""), variables[n.uri].properties["signature"]
-            typed = "(" in was + is_
+        if n.uri in variables:  # the statement, ``apps = Apps()``: a call, then or now,
+            now_ = variables[n.uri]  # or a class under another name (``ALIAS``)
+            was, is_ = n.properties.get("signature", ""), now_.properties["signature"]
+            typed = "(" in was + is_ or ALIAS in n.properties or ALIAS in now_.properties
         else:  # the return annotation, or the class its ``return`` statements give
             was = _return_of(n)
             is_ = _return_of(callables[n.uri])
             typed = bool(was or is_)
         if typed and (was != is_ or n.path in reimported):
             changed.add(n.uri)
-    return _pointing_to(index, resource_id, changed) if changed else set()
+    if not changed:
+        return set()
+    return _pointing_to(index, resource_id, _with_aliases(index, resource_id, changed))
+
+
+def _with_aliases(index: ProjectIndex, resource_id: str, uris: set[str]) -> set[str]:
+    """``uris`` and the module variables naming one of them under another name, one
+    naming the next up to ``ALIAS_DEPTH`` (``Matrix = MutableMatrix`` for
+    ``MutableMatrix``): what their names reach changes with it."""
+    found, frontier = set(uris), set(uris)
+    for _ in range(ALIAS_DEPTH):
+        files = _pointing_to(index, resource_id, frontier)
+        if not files:
+            break
+        frontier = {
+            n.uri
+            for n in index.nodes.nodes_in_files(resource_id, files, [T_VARIABLE])
+            if is_alias(n) and any(p == USES_TYPE and t in frontier for p, t in n.edges)
+        } - found
+        if not frontier:
+            break
+        found |= frontier
+    return found
 
 
 def _return_of(node: UKONode) -> str:

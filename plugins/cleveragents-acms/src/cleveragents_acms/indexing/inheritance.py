@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
+    ALIAS,
     CALL_RESULT,
     INHERITED_TARGET,
     INHERITS_FROM,
@@ -50,11 +51,13 @@ if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
 
 __all__ = [
+    "ALIAS_DEPTH",
     "INHERITANCE_DEPTH",
     "PYTHON_CALLABLE_TYPES",
     "PYTHON_CLASS_TYPES",
     "Inheritance",
     "inherited_guesses",
+    "is_alias",
     "is_python_class",
     "load_ancestors",
     "member_references",
@@ -65,6 +68,16 @@ __all__ = [
 
 #: The node types of Python classes (a ``Protocol`` and an ``Enum`` are classes too).
 PYTHON_CLASS_TYPES = frozenset({T_CLASS, T_PROTOCOL, T_ENUM})
+#: How many module variables naming a class by another name (``Matrix = MutableMatrix``)
+#: a class is looked for through, one naming the next.
+ALIAS_DEPTH = 4
+
+
+def is_alias(node: UKONode) -> bool:
+    """A Python module variable that is a class under another name (``ALIAS``)."""
+    return node.uko_type == T_VARIABLE and ALIAS in node.properties
+
+
 #: The node types of what a Python call may call besides a class, whose return annotation
 #: may say what the call gives (``CALL_RESULT``).
 PYTHON_CALLABLE_TYPES = frozenset({T_FUNCTION, T_ASYNC_FUNCTION, T_METHOD})
@@ -180,14 +193,18 @@ class Inheritance:
         return self._used_type(node) if node.uko_type in PYTHON_CALLABLE_TYPES else None
 
     def _used_type(self, node: UKONode) -> str | None:
-        return next(
-            (
-                t
-                for p, t in node.edges
-                if p == USES_TYPE and t in self.by_uri and is_python_class(self.by_uri[t])
-            ),
-            None,
-        )
+        """The class of ``node``'s ``usesType`` edge, through the module variables that
+        are classes under other names (``Matrix = MutableMatrix``, ``MutableMatrix =
+        MutableDenseMatrix``: ``ALIAS``) to at most :data:`ALIAS_DEPTH` of them."""
+        for _ in range(ALIAS_DEPTH + 1):
+            used = [t for p, t in node.edges if p == USES_TYPE and t in self.by_uri]
+            found = next((t for t in used if is_python_class(self.by_uri[t])), None)
+            if found is not None:
+                return found
+            node = next((self.by_uri[t] for t in used if is_alias(self.by_uri[t])), None)  # type: ignore[assignment]
+            if node is None:
+                return None
+        return None
 
     def resolve(self, nodes: Iterable[UKONode]) -> int:
         """Rewrite the inherited-member guesses of ``nodes`` to the members' URIs and drop
@@ -249,6 +266,11 @@ def load_ancestors(
     return found
 
 
+def _used(node: UKONode) -> set[str]:
+    """The node URIs of ``node``'s ``usesType`` edges (not the unresolved names)."""
+    return {t for p, t in node.edges if p == USES_TYPE and not t.startswith(SYMBOL)}
+
+
 def member_references(nodes: Iterable[UKONode]) -> list[tuple[str, str]]:
     """``(class name, member)`` of each Python name of ``nodes`` that may be a class's
     member (``pkg.views.Form.as_view`` -> ``("Form", "as_view")``): if no node answers
@@ -301,26 +323,58 @@ def stored_ancestry(
     called = {owner.removesuffix(CALL_RESULT) for owner in named if owner.endswith(CALL_RESULT)}
     for name in called:
         everywhere.setdefault(name + CALL_RESULT, []).extend(everywhere.get(name, ()))
+    # A function named as a class is (SymPy's ``SymmetricGroup(4).order``) gives what it
+    # returns too.
+    callees = called | named
     typed = store.get_many(
         n.uri
         for n in found
         if (n.uko_type == T_VARIABLE and n.name in named)
-        or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in called)
+        or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in callees)
     )
     fresh_typed = [
         n
         for n in new
-        if n.uko_type == T_VARIABLE or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in called)
+        if n.uko_type == T_VARIABLE or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in callees)
     ]
+    # ``Matrix = MutableMatrix``: the variables an alias names, one after the other, loaded
+    # with their edges as far as a class.
+    fresh_variables = {n.uri: n for n in fresh_typed if n.uko_type == T_VARIABLE}
+    aliased = {t for n in typed.values() if is_alias(n) for t in _used(n)}
+    aliased |= {t for n in fresh_variables.values() if is_alias(n) for t in _used(n)}
+    for _ in range(ALIAS_DEPTH):
+        aliased -= typed.keys() | fresh_variables.keys()
+        if not aliased:
+            break
+        loaded = {u: n for u, n in store.get_many(aliased).items() if n.uko_type == T_VARIABLE}
+        typed.update(loaded)
+        aliased = {t for n in loaded.values() if is_alias(n) for t in _used(n)}
+
+    def chased(uri: str) -> str:
+        """The class at the end of the aliases from ``uri`` (``uri`` itself if none)."""
+        for _ in range(ALIAS_DEPTH):
+            node = typed.get(uri) or fresh_variables.get(uri)
+            if node is None or not is_alias(node):
+                break
+            uri = next(iter(_used(node)), uri)
+        return uri
+
     for node in [*typed.values(), *fresh_typed]:
-        owner = node.name if node.uko_type == T_VARIABLE else node.name + CALL_RESULT
+        if node.uko_type == T_VARIABLE:
+            names = [node.name]
+        else:
+            names = [node.name + CALL_RESULT] if node.name in called else []
+            names += [node.name] if node.name in named else []
         for predicate, target in node.edges:
             if predicate != USES_TYPE:
                 continue
             if not target.startswith(SYMBOL):
-                everywhere.setdefault(owner, []).append(target)
+                classes = [chased(target)]
             elif node.uri not in typed:  # not resolved yet: any class of its name
-                classes = by_name.get(target.rsplit(".", 1)[-1], ())
+                classes = by_name.get(target.rsplit(".", 1)[-1], [])
+            else:
+                continue
+            for owner in names:
                 everywhere.setdefault(owner, []).extend(classes)
     owners = {(cls, member) for owner, member in references for cls in everywhere.get(owner, ())}
     if not guesses and not owners:
