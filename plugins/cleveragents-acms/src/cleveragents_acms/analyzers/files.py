@@ -338,6 +338,29 @@ class _Walk:
     #: Files that passed every other test, in walk order, when a total size limits them.
     within_limit: list[SourceFile] = field(default_factory=list)
 
+    @classmethod
+    def over(
+        cls,
+        root_real: str,
+        result: Discovery,
+        known: Mapping[str, tuple[int, int]],
+        *,
+        max_file_size: int,
+        max_total_size: int | None,
+        include_globs: Sequence[str],
+        exclude_globs: Sequence[str],
+    ) -> _Walk:
+        """A walk of the tree at ``root_real`` into ``result``, with these limits."""
+        return cls(
+            root_real=root_real,
+            max_file_size=max_file_size,
+            max_total_size=max_total_size,
+            include=_compile_globs(include_globs),
+            exclude=_compile_globs(exclude_globs),
+            result=result,
+            known=known,
+        )
+
     def skip(self, relative: str, reason: str) -> None:
         self.result.skipped.append(Skipped(relative, reason))
 
@@ -536,14 +559,14 @@ def discover(
     if not os.path.isdir(root_real):
         result.skipped.append(Skipped(".", f"{SkipReason.UNREADABLE}: not a directory"))
         return result
-    walk = _Walk(
-        root_real=root_real,
+    walk = _Walk.over(
+        root_real,
+        result,
+        known or {},
         max_file_size=max_file_size,
         max_total_size=max_total_size,
-        include=_compile_globs(include_globs),
-        exclude=_compile_globs(exclude_globs),
-        result=result,
-        known=known or {},
+        include_globs=include_globs,
+        exclude_globs=exclude_globs,
     )
     walk.walk(str(root), root_real, "", _enclosing_rules(root_real))
     walk.follow_links()
@@ -579,14 +602,14 @@ def discover_changes(
     if not os.path.isdir(root_real):
         return None
     result = Discovery(root)
-    walk = _Walk(
-        root_real=root_real,
+    walk = _Walk.over(
+        root_real,
+        result,
+        known,
         max_file_size=max_file_size,
         max_total_size=max_total_size,
-        include=_compile_globs(include_globs),
-        exclude=_compile_globs(exclude_globs),
-        result=result,
-        known=known,
+        include_globs=include_globs,
+        exclude_globs=exclude_globs,
     )
     folders: dict[str, _Specs | None] = {}
 
