@@ -731,7 +731,8 @@ def test_what_a_call_returns_is_read_from_the_returns_of_a_function_with_no_anno
     """With no return annotation, a function returns the class all its ``return``
     statements give, as an annotation would name it: a method's ``return self`` (or
     ``type(self)()``, ``self.__class__()``), a class method's ``return cls(...)``, also
-    through a local name, ``return Pipeline(...)`` and a local name made by one,
+    through a local name, ``return Pipeline(...)`` and a local name made by one, and
+    what another function of the module returns (``return self.clone()``),
     a bare ``return None`` beside them. A generator, a static method's first parameter,
     two classes or a value that is no class's name nothing; here and from another
     module, ``Pipeline().fit(data).predict()`` reaches ``Pipeline.predict``."""
@@ -783,6 +784,15 @@ def test_what_a_call_returns_is_read_from_the_returns_of_a_function_with_no_anno
                     made = cls()
                     return made
 
+                def rebuilt(self, again):
+                    if again:
+                        return self.clone()
+                    return self
+
+                def chained(self):
+                    copy = self.rebuilt(True)
+                    return copy
+
 
             class Other:
                 def predict(self):
@@ -791,6 +801,10 @@ def test_what_a_call_returns_is_read_from_the_returns_of_a_function_with_no_anno
 
             def make_pipeline(*steps):
                 return Pipeline(steps)
+
+
+            def make_twice():
+                return make_pipeline()
 
 
             def here():
@@ -822,11 +836,13 @@ def test_what_a_call_returns_is_read_from_the_returns_of_a_function_with_no_anno
         name
         for name in (
             *("fit", "build", "plain", "clone", "rows", "either", "scored"),
-            *("fresh", "again", "made"),
+            *("fresh", "again", "made", "rebuilt", "chained"),
         )
         if ("uko-code:usesType", uri(est, "Pipeline")) in nodes[uri(est, f"Pipeline.{name}")].edges
     }
-    assert typed == {"fit", "build", "clone", "fresh", "again", "made"}
+    assert typed == {"fit", "build", "clone", "fresh", "again", "made", "rebuilt", "chained"}
+    # What another function of the module returns, once it says: ``make_twice``.
+    assert ("uko-code:usesType", uri(est, "Pipeline")) in nodes[uri(est, "make_twice")].edges
     assert nodes[uri(est, "Pipeline.fit")].properties["returns"] == "Pipeline"
     assert ("uko-code:usesType", uri(est, "Pipeline")) in nodes[uri(est, "make_pipeline")].edges
     predict = ("uko:dependsOn", uri(est, "Pipeline.predict"))
@@ -1072,7 +1088,10 @@ def test_a_module_with_every_kind_of_definition() -> None:
     assert ("uko:dependsOn", uri(rel, "parse")) in feed.edges
     inner = nodes["Parser.reset.inner"]
     assert inner.parent == nodes["Parser.reset"].uri
-    assert inner.edges == [("uko:dependsOn", uri(rel, "parse"))]
+    assert inner.edges == [
+        ("uko-code:usesType", "symbol:web.http.models.Request"),  # what ``parse`` returns
+        ("uko:dependsOn", uri(rel, "parse")),
+    ]
     assert nodes["Sink"].uko_type == "uko-py:Protocol"
     assert nodes["Sink.write"].properties["signature"] == "def write(self, data: bytes) -> int"
 

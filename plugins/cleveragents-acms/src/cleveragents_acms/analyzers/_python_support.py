@@ -22,7 +22,7 @@ from cleveragents_acms.analyzers._common import CALL_RESULT, NodeFactory, split_
 __all__ = [
     "annotated_class",
     "blocks",
-    "body_return_class",
+    "body_returns",
     "bytes_slice",
     "call_result",
     "called_class",
@@ -197,43 +197,44 @@ def return_class(annotation: ast.expr | None, class_name: str | None) -> str | N
     return _a_class(named)
 
 
-def body_return_class(
+def body_returns(
     results: Sequence[ast.expr | None],
     self_name: str,
     cls_name: str,
     class_qual: str | None,
     local_types: Mapping[str, str],
-) -> str | None:
-    """The class every value of an unannotated function's ``return`` statements is, as
-    written, read as :func:`return_class` reads an annotation: ``class_qual`` for a
-    method's ``return self`` (``self_name``), ``return type(self)(...)`` or ``return
-    self.__class__(...)``, or a class method's ``return cls(...)`` (``cls_name``), also
-    through a local name, ``Client`` for ``return Client(...)`` or for a local name every
-    binding of which makes one (``local_types``). A bare ``return`` or ``return None``
-    beside them says nothing (an optional result); any other value, or two classes, and
-    the function returns no class worth following."""
-    found: str | None = None
+) -> tuple[set[str], set[str]] | None:
+    """What the values of an unannotated function's ``return`` statements are, read as
+    :func:`return_class` reads an annotation: ``(classes, callees)``, the classes as
+    written and the callees whose results they are (``return self.rows()``,
+    ``return make()``, or a local name made so; what those return is known once the
+    module is read). ``class_qual`` for a method's ``return self`` (``self_name``),
+    ``return type(self)(...)`` or ``return self.__class__(...)``, or a class method's
+    ``return cls(...)`` (``cls_name``), also through a local name; ``Client`` for
+    ``return Client(...)`` or a local name every binding of which makes one
+    (``local_types``). A bare ``return`` or ``return None`` says nothing (an optional
+    result); None when a value is none of these."""
+    classes: set[str] = set()
+    callees: set[str] = set()
     for value in results:
         if value is None or (type(value) is ast.Constant and value.value is None):
             continue
         kind: str | None
         if type(value) is ast.Name:
-            if value.id == self_name:
+            kind = class_qual if value.id == self_name else local_types.get(value.id)
+            if kind == f"{cls_name}{CALL_RESULT}":  # ``made = cls(...)``
                 kind = class_qual
-            else:
-                kind = local_types.get(value.id)
-                if kind == f"{cls_name}{CALL_RESULT}":  # ``made = cls(...)``
-                    kind = class_qual
-                elif kind is not None and kind.endswith(CALL_RESULT):
-                    kind = None
         elif type(value) is ast.Call and _makes_own(value.func, self_name, cls_name):
             kind = class_qual
         else:
-            kind = called_class(value)
-        if kind is None or (found is not None and kind != found):
+            kind = called_class(value) or call_result(value)
+        if kind is None:
             return None
-        found = kind
-    return found
+        if kind.endswith(CALL_RESULT):
+            callees.add(kind[: -len(CALL_RESULT)])
+        else:
+            classes.add(kind)
+    return classes, callees
 
 
 def _makes_own(func: ast.expr, self_name: str, cls_name: str) -> bool:

@@ -61,7 +61,7 @@ from cleveragents_acms.analyzers._python_support import (
     SCOPES,
     TRY_TYPES,
     blocks,
-    body_return_class,
+    body_returns,
     bytes_slice,
     call_result,
     called_class,
@@ -141,6 +141,20 @@ class _Member:
 
 
 @dataclass(slots=True)
+class _DeferredReturn:
+    """An unannotated function whose ``return`` statements give what other functions
+    return (``callees``, as written), besides at most one class (``classes``)."""
+
+    node: UKONode
+    name: str
+    class_qual: str | None
+    classes: set[str]
+    callees: set[str]
+    params: frozenset[str]
+    local_imports: dict[str, str]
+
+
+@dataclass(slots=True)
 class _Pending:
     """Calls found in one function, resolved once every local name is known."""
 
@@ -213,6 +227,9 @@ class _ModuleBuilder:
         self.inherited: set[str] = set()
         #: Function node URI -> the class its return annotation names, as written here.
         self.returns: dict[str, str] = {}
+        #: Functions returning what others return (``return self.rows()``), settled once
+        #: the module is read.
+        self.deferred: list[_DeferredReturn] = []
         #: The callees whose calls' classes are being looked for (a cycle ends there).
         self.returning: set[tuple[str, str | None]] = set()
 
@@ -874,6 +891,42 @@ class _ModuleBuilder:
         if returned is not None:
             self.note_return(node, fn.name, returned, class_qual)
 
+    def returned_by_body(
+        self, node: UKONode, name: str, returned: str, class_qual: str | None
+    ) -> None:
+        """What an unannotated function's ``return`` statements give (``RETURNS``)."""
+        node.properties[RETURNS] = returned
+        self.note_return(node, name, returned, class_qual)
+
+    def settle_deferred_returns(self) -> None:
+        """The functions that return what other functions of this module return
+        (``return self.rows()``): once those say their class, these do, as long as one
+        class comes of every ``return``; a function of another module says nothing here."""
+        settled = True
+        while settled and self.deferred:
+            settled = False
+            for waiting in list(self.deferred):
+                classes = set(waiting.classes)
+                for callee in waiting.callees:
+                    target = self.resolve(
+                        callee,
+                        waiting.class_qual,
+                        waiting.params,
+                        waiting.local_imports,
+                        plain_unknown=False,
+                    )
+                    returned = self.returns.get(target) if target is not None else None
+                    if returned is None:
+                        break
+                    classes.add(returned)
+                else:
+                    self.deferred.remove(waiting)
+                    settled = True
+                    if len(classes) == 1:
+                        self.returned_by_body(
+                            waiting.node, waiting.name, classes.pop(), waiting.class_qual
+                        )
+
     def note_return(self, node: UKONode, name: str, returned: str, class_qual: str | None) -> None:
         """Say that calling ``node`` gives an instance of the class ``returned`` (as
         written here; ``class_qual`` itself when it is the function's own class)."""
@@ -1008,16 +1061,23 @@ class _ModuleBuilder:
                 local_types.pop(a.arg, None)
         if fn.returns is None and results and not generator:
             method = node.properties["kind"]
-            returned = body_return_class(
+            read = body_returns(
                 results,
                 self_name if method in ("method", "property") else "",
                 self_name if method == "classmethod" else "",
                 class_qual,
                 local_types,
             )
-            if returned is not None:
-                node.properties[RETURNS] = returned
-                self.note_return(node, fn.name, returned, class_qual)
+            if read is not None and len(read[0]) <= 1 and (read[0] or read[1]):
+                classes, callees = read
+                if callees:  # ``return self.rows()``: known once every function is read
+                    self.deferred.append(
+                        _DeferredReturn(
+                            node, fn.name, class_qual, classes, callees, params, local_imports
+                        )
+                    )
+                else:
+                    self.returned_by_body(node, fn.name, classes.pop(), class_qual)
         plain = sorted(m for m in modules if "." not in m)
         if plain:
             node.properties[MODULE_IMPORTS] = "\n".join(plain)
@@ -1102,6 +1162,7 @@ class _ModuleBuilder:
         return None
 
     def finish_calls(self) -> None:
+        self.settle_deferred_returns()
         for reference in self.references:
             target = self.resolve(reference.dotted, None, plain_unknown=reference.plain_unknown)
             if target is None or target == reference.node.uri:
@@ -1213,7 +1274,9 @@ class PythonAnalyzer:
     #: ``return`` statements give (``return self``, ``return Pipeline(...)``: ``RETURNS``).
     #: 13: a module's ``Matrix = MutableDenseMatrix`` is that class under another name
     #: (``ALIAS``, a ``usesType`` edge): ``Matrix.det`` is its member.
-    revision = 13
+    #: 14: ... and a function returning what another function of the module returns
+    #: (``return self.clone()``) returns that class.
+    revision = 14
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
