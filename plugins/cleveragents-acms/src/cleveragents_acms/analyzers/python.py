@@ -316,8 +316,9 @@ class _ModuleBuilder:
             if not rest or "." in rest:
                 return None
             made = local_types[head]
-            if made.endswith(CALL_RESULT):  # ``resampled = frame.resample()``, ``frame``
-                return self.returned(  # local too
+            if made.endswith(CALL_RESULT):
+                # ``resampled = frame.resample()``: ``frame`` is a local name too.
+                return self.returned(
                     made[:-2], rest, class_qual, params, local_imports, local_types
                 )
             return self.resolve(f"{made}.{rest}", None, frozenset(), local_imports)

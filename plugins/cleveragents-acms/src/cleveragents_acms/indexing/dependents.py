@@ -818,9 +818,9 @@ def _retyped(
     changed = set()
     for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
         if n.uri in variables:  # the statement, ``apps = Apps()``: a call, then or now,
-            now_ = variables[n.uri]  # or a class under another name (``ALIAS``)
-            was, is_ = n.properties.get("signature", ""), now_.properties["signature"]
-            typed = "(" in was + is_ or ALIAS in n.properties or ALIAS in now_.properties
+            current = variables[n.uri]  # or a class under another name (``ALIAS``)
+            was, is_ = n.properties.get("signature", ""), current.properties["signature"]
+            typed = "(" in was + is_ or ALIAS in n.properties or ALIAS in current.properties
         else:  # the return annotation, or the class its ``return`` statements give
             was = _return_of(n)
             is_ = _return_of(callables[n.uri])

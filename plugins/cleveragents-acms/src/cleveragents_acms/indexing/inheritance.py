@@ -196,14 +196,15 @@ class Inheritance:
         """The class of ``node``'s ``usesType`` edge, through the module variables that
         are classes under other names (``Matrix = MutableMatrix``, ``MutableMatrix =
         MutableDenseMatrix``: ``ALIAS``) to at most :data:`ALIAS_DEPTH` of them."""
+        current: UKONode | None = node
         for _ in range(ALIAS_DEPTH + 1):
-            used = [t for p, t in node.edges if p == USES_TYPE and t in self.by_uri]
+            if current is None:
+                break
+            used = [t for p, t in current.edges if p == USES_TYPE and t in self.by_uri]
             found = next((t for t in used if is_python_class(self.by_uri[t])), None)
             if found is not None:
                 return found
-            node = next((self.by_uri[t] for t in used if is_alias(self.by_uri[t])), None)  # type: ignore[assignment]
-            if node is None:
-                return None
+            current = next((self.by_uri[t] for t in used if is_alias(self.by_uri[t])), None)
         return None
 
     def resolve(self, nodes: Iterable[UKONode]) -> int:
@@ -323,8 +324,8 @@ def stored_ancestry(
     called = {owner.removesuffix(CALL_RESULT) for owner in named if owner.endswith(CALL_RESULT)}
     for name in called:
         everywhere.setdefault(name + CALL_RESULT, []).extend(everywhere.get(name, ()))
-    # A function named as a class is (SymPy's ``SymmetricGroup(4).order``) gives what it
-    # returns too.
+    # A function a name calls as if it were a class (SymPy's ``SymmetricGroup(4).order``)
+    # gives what it returns too.
     callees = called | named
     typed = store.get_many(
         n.uri

@@ -521,7 +521,7 @@ def _inherited_callee(
     ``NDFrame``), as a call's member ``pkg.Series.resample`` resolves: empty if that class
     is not one known class, or no class of its order defines it."""
     owner, _, method = callee.rpartition(".")
-    classes = table.get(owner) or through.follow(owner) if owner else None
+    classes = (table.get(owner) or through.follow(owner)) if owner else None
     if not classes or len(classes := without_signatures(classes, stubs)) != 1:
         return set()
     (uri,) = classes
