@@ -20,6 +20,7 @@ from cleveragents.models.uko import (
 from cleveragents_acms.analyzers._common import CALL_RESULT, NodeFactory, split_lines, truncate
 
 __all__ = [
+    "aliased_class",
     "annotated_class",
     "blocks",
     "body_returns",
@@ -260,6 +261,14 @@ def _makes_own(func: ast.expr, self_name: str, cls_name: str) -> bool:
 
 #: How ``typing.Self`` is written in an annotation.
 _SELF = frozenset({"Self", "typing.Self", "typing_extensions.Self", "t.Self"})
+
+
+def aliased_class(value: ast.expr | None) -> str | None:
+    """``MutableDenseMatrix`` of ``Matrix = MutableDenseMatrix`` (``pkg.Client`` of
+    ``Client = pkg.Client``): a name a capital says is a class's, as written."""
+    if type(value) is not ast.Name and type(value) is not ast.Attribute:
+        return None
+    return _a_class(dotted_name(value))  # type: ignore[arg-type]
 
 
 def called_class(value: ast.expr) -> str | None:

@@ -262,6 +262,13 @@ def _read_ignore_file(path: str) -> list[str]:
         return []
 
 
+def _with_own_rules(directory: str, relative: str, specs: _Specs) -> _Specs:
+    """``specs`` and the rules of the ``.gitignore`` in ``directory`` (``relative`` from
+    the root), which apply to what is below it."""
+    spec = _gitignore(_read_ignore_file(os.path.join(directory, ".gitignore")))
+    return specs if spec is None else [*specs, (relative, spec)]
+
+
 def _compile_globs(globs: Sequence[str]) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(list(globs)) if globs else None
 
@@ -373,6 +380,17 @@ class _Walk:
                 return bool(result.include)
         return False
 
+    def folder_left_out(self, rel_dir: str, name: str, specs: _Specs) -> str | None:
+        """Why the walk does not go into the folder ``rel_dir`` (named ``name``, inside
+        a folder of ignore rules ``specs``), or None when it does."""
+        if name in ALWAYS_SKIPPED_DIRS:
+            return SkipReason.EXCLUDED_DIR
+        if specs and self.ignored(rel_dir, specs):
+            return SkipReason.IGNORED
+        if self.exclude is not None and self.exclude.match_file(rel_dir):
+            return SkipReason.EXCLUDED
+        return None
+
     def walk(self, directory: str, real: str, relative: str, specs: _Specs) -> None:
         """Walk ``directory`` (real path ``real``; ``relative`` is ``""`` or ends with ``/``)."""
         self.visited.add(real)
@@ -386,9 +404,7 @@ class _Walk:
             self.skip(relative, SkipReason.VIRTUALENV)
             return
         if any(entry.name == ".gitignore" for entry in entries):
-            spec = _gitignore(_read_ignore_file(os.path.join(directory, ".gitignore")))
-            if spec is not None:
-                specs = [*specs, (relative, spec)]
+            specs = _with_own_rules(directory, relative, specs)
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
@@ -400,12 +416,9 @@ class _Walk:
                 continue
             if is_dir:
                 rel_dir = relative + name + "/"
-                if name in ALWAYS_SKIPPED_DIRS:
-                    self.skip(rel_dir, SkipReason.EXCLUDED_DIR)
-                elif specs and self.ignored(rel_dir, specs):
-                    self.skip(rel_dir, SkipReason.IGNORED)
-                elif self.exclude is not None and self.exclude.match_file(rel_dir):
-                    self.skip(rel_dir, SkipReason.EXCLUDED)
+                reason = self.folder_left_out(rel_dir, name, specs)
+                if reason is not None:
+                    self.skip(rel_dir, reason)
                 else:
                     subdirs.append((name, rel_dir))
             elif is_link:
@@ -628,18 +641,14 @@ def discover_changes(
                 raise LookupError(relative_dir)
             if (
                 above is None
-                or name in ALWAYS_SKIPPED_DIRS
-                or (above and walk.ignored(relative_dir, above))
-                or (walk.exclude is not None and walk.exclude.match_file(relative_dir))
+                or walk.folder_left_out(relative_dir, name, above) is not None
                 or os.path.exists(os.path.join(folder, "pyvenv.cfg"))
             ):
                 specs = None
             else:
                 specs = above
         if specs is not None and os.path.exists(os.path.join(folder, ".gitignore")):
-            spec = _gitignore(_read_ignore_file(os.path.join(folder, ".gitignore")))
-            if spec is not None:
-                specs = [*specs, (relative_dir, spec)]
+            specs = _with_own_rules(folder, relative_dir, specs)
         folders[relative_dir] = specs
         return specs
 

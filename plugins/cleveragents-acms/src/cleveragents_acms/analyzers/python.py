@@ -60,6 +60,7 @@ from cleveragents_acms.analyzers._common import (
 from cleveragents_acms.analyzers._python_support import (
     SCOPES,
     TRY_TYPES,
+    aliased_class,
     blocks,
     body_returns,
     bytes_slice,
@@ -319,7 +320,12 @@ class _ModuleBuilder:
             if made.endswith(CALL_RESULT):
                 # ``resampled = frame.resample()``: ``frame`` is a local name too.
                 return self.returned(
-                    made[:-2], rest, class_qual, params, local_imports, local_types
+                    made.removesuffix(CALL_RESULT),
+                    rest,
+                    class_qual,
+                    params,
+                    local_imports,
+                    local_types,
                 )
             return self.resolve(f"{made}.{rest}", None, frozenset(), local_imports)
         if head in ("self", "cls", _SUPER) and class_qual is not None:
@@ -338,7 +344,7 @@ class _ModuleBuilder:
                 if kind is None or "." in called:
                     return None
                 if kind.endswith(CALL_RESULT):  # ``self.client = make_client()``
-                    return self.returned(kind[:-2], called, class_qual)
+                    return self.returned(kind.removesuffix(CALL_RESULT), called, class_qual)
                 return self.resolve(f"{kind}.{called}", None)
             member = scope.members.get(rest) if head != _SUPER else None
             if member is not None:
@@ -606,7 +612,7 @@ class _ModuleBuilder:
             made = called_class(value) if value is not None else None
             if made is not None:
                 self.refer(node, made, _INSTANCE_OF, plain_unknown=True)
-            elif (aliased := _alias_of(value)) is not None:
+            elif (aliased := aliased_class(value)) is not None:
                 # ``Matrix = MutableDenseMatrix``: the class under another name, its members
                 # (``Matrix.det``) that class's (or the alias's it names, and so on).
                 node.properties[ALIAS] = aliased
@@ -1228,15 +1234,6 @@ def _chained(func: ast.Attribute) -> str | None:
     (``make_client().get``) names: a member of what the call gives."""
     made = called_class(func.value) or call_result(func.value)
     return f"{made}.{func.attr}" if made is not None else None
-
-
-def _alias_of(value: ast.expr | None) -> str | None:
-    """``MutableDenseMatrix`` of ``Matrix = MutableDenseMatrix`` (``pkg.Client`` of
-    ``Client = pkg.Client``): a name a capital says is a class's, as written."""
-    if type(value) is not ast.Name and type(value) is not ast.Attribute:
-        return None
-    name = dotted_name(value)  # type: ignore[arg-type]
-    return name if name and name.rpartition(".")[2][:1].isupper() else None
 
 
 def _call_result(stmt: ast.stmt) -> str | None:
