@@ -914,6 +914,89 @@ def test_a_class_under_another_name_gives_its_members() -> None:
     ]
 
 
+def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
+    """``client: Client`` makes ``client.get()`` the class's ``get``, whether the class is
+    this module's, imported, imported only for type checking, written as a string,
+    optional (``Optional[Client]``, ``Client | None``) or the method's own (``Self``);
+    an inherited member is found along the bases, and a function returning its
+    parameter returns its class. A parameter bound again in the body, a ``TypeVar``,
+    ``Any``, a union of two classes and the method's own first parameter give nothing
+    of it."""
+    files = {
+        "app/clients.py": textwrap.dedent(
+            """
+            class Base:
+                def close(self):
+                    pass
+
+
+            class Client(Base):
+                def get(self):
+                    return 1
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from __future__ import annotations
+
+            from typing import TYPE_CHECKING, Any, Optional, Self, TypeVar
+
+            from app.clients import Client
+
+            if TYPE_CHECKING:
+                from app.clients import Base
+
+            T = TypeVar("T")
+
+
+            class Pool:
+                def add(self, other: Self, client: "Client") -> None:
+                    other.drain()
+                    client.get()
+
+                def drain(self):
+                    pass
+
+
+            def fetch(client: Optional[Client], base: Base | None, *, closing: Client):
+                client.get()
+                base.close()
+                closing.close()
+
+
+            def given(client: Client):
+                return client
+
+
+            def chained():
+                return given(Client()).get()
+
+
+            def unknown(client: Client, value: T, either: Client | Pool, anything: Any):
+                client = make()
+                client.get()
+                value.get()
+                either.get()
+                anything.get()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    clients, use = "app/clients.py", "app/use.py"
+    get = ("uko:dependsOn", uri(clients, "Client.get"))
+    close = ("uko:dependsOn", uri(clients, "Base.close"))
+
+    def calls(name: str) -> list[str]:
+        return [t for p, t in nodes[uri(use, name)].edges if p == "uko:dependsOn"]
+
+    assert calls("Pool.add") == [uri(use, "Pool.drain"), get[1]]
+    assert calls("fetch") == [get[1], close[1]]
+    assert nodes[uri(use, "given")].properties["returns"] == "Client"
+    assert get[1] in calls("chained")
+    assert get[1] not in calls("unknown")
+    assert calls("unknown") == ["symbol:make"]
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

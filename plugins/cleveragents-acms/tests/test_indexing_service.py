@@ -1266,6 +1266,58 @@ def test_a_function_named_as_a_class_gives_what_it_returns_across_refreshes(
     assert order in edges[uri + "use.py#run"][1] and order in edges[uri + "use.py#other"][1]
 
 
+def test_an_annotated_parameter_follows_its_class_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``client.get()`` of ``client: Client`` reaches the member the class has or
+    inherits: after the member moves to the base, goes, and comes back in another
+    module's class the annotation is retargeted to, each refresh leaves a cold index's
+    edges."""
+    root = tmp_path / "typed"
+    clients = (
+        "class Base:\n    pass\n\n\nclass Client(Base):\n    def get(self):\n        return 1\n"
+    )
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/clients.py": clients,
+            "app/other.py": "class Remote:\n    def get(self):\n        return 2\n",
+            "app/use.py": (
+                "from app.clients import Client\n\n\n"
+                "def run(client: Client) -> int:\n    return client.get()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="typed")
+    uri = "https://cleveragents.ai/r/R/app/"
+    run = uri + "use.py#run"
+    assert uri + "clients.py#Client.get" in _current_edges(service, "typed", RESOURCE_A)[run][1]
+    module = root / "app" / "clients.py"
+    module.write_text(
+        "class Base:\n    def get(self):\n        return 1\n\n\nclass Client(Base):\n    pass\n"
+    )
+    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold1", monkeypatch)
+    assert uri + "clients.py#Base.get" in edges[run][1]
+    module.write_text("class Base:\n    pass\n\n\nclass Client(Base):\n    pass\n")
+    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold2", monkeypatch)
+    assert not any(t.startswith(uri) and t.endswith(".get") for t in edges[run][1])
+    use = root / "app" / "use.py"
+    use.write_text(
+        use.read_text().replace("app.clients import Client", "app.other import Remote as Client")
+    )
+    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold3", monkeypatch)
+    assert uri + "other.py#Remote.get" in edges[run][1]
+    module.write_text(clients)
+    use.write_text(
+        use.read_text().replace("app.other import Remote as Client", "app.clients import Client")
+    )
+    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold4", monkeypatch)
+    assert uri + "clients.py#Client.get" in edges[run][1]
+
+
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     service: RepoIndexingService,
     tmp_path: Path,

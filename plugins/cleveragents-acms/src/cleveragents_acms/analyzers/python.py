@@ -1066,6 +1066,7 @@ class _ModuleBuilder:
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if a is not None:
                 local_types.pop(a.arg, None)
+        local_types.update(self.parameter_types(args, stores, self_name, class_qual))
         if fn.returns is None and results and not generator:
             method = node.properties["kind"]
             read = body_returns(
@@ -1107,6 +1108,34 @@ class _ModuleBuilder:
                 self.klass(inner, node, node.qualname + ".")  # type: ignore[arg-type]
             else:
                 self.function(inner, node, node.qualname + ".", None)  # type: ignore[arg-type]
+
+    def parameter_types(
+        self,
+        args: ast.arguments,
+        stores: Mapping[str, int],
+        self_name: str,
+        class_qual: str | None,
+    ) -> dict[str, str]:
+        """The class of each parameter annotated with one (``client: Client``, ``other:
+        Self``) and never bound again in the body: its members are that class's. A
+        method's own first parameter is left to the method's class; ``typing``'s names
+        (``Any``) and a module variable that is no class under another name (``T =
+        TypeVar("T")``) name no members."""
+        found = {}
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if a.annotation is None or a.arg == self_name or a.arg in stores:
+                continue
+            kind = return_class(a.annotation, class_qual)
+            if kind is None:
+                continue
+            head, _, rest = kind.partition(".")
+            imported = self.imports.get(head)
+            if imported is not None and f"{SYMBOL}{imported}.{rest}".startswith(_TYPING_SYMBOLS):
+                continue  # ``Any``, ``Mapping``: no class of members
+            variable = self.top.get(head) if head not in self.classes else None
+            if variable is None or ALIAS in variable.properties:
+                found[a.arg] = kind
+        return found
 
     def instance_attributes(
         self,
@@ -1274,7 +1303,7 @@ class PythonAnalyzer:
     #: (``ALIAS``, a ``usesType`` edge): ``Matrix.det`` is its member.
     #: 14: ... and a function returning what another function of the module returns
     #: (``return self.clone()``) returns that class.
-    revision = 14
+    revision = 15
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
