@@ -997,6 +997,90 @@ def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
     assert calls("unknown") == ["symbol:make"]
 
 
+def test_what_a_with_statement_binds_is_what_enter_returns() -> None:
+    """``with Session() as s`` calls ``Session.__enter__`` and binds what it returns
+    (``return self``: the session), so ``s.query()`` is ``Session.query``, also for an
+    ``__enter__`` a subclass inherits or a class of another module, and ``async with``
+    through ``__aenter__``. An ``__enter__`` returning something else, a name bound
+    again, and a context a function makes give nothing of it."""
+    files = {
+        "app/db.py": textwrap.dedent(
+            """
+            class Session:
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    return None
+
+                def query(self):
+                    return 1
+
+
+            class Scoped(Session):
+                pass
+
+
+            class Opaque:
+                def __enter__(self):
+                    return object()
+
+                def query(self):
+                    return 2
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from app.db import Opaque, Scoped, Session
+
+
+            class Conn:
+                async def __aenter__(self):
+                    return self
+
+                def send(self):
+                    return 3
+
+
+            def run():
+                with Session() as s:
+                    s.query()
+
+
+            def scoped():
+                with Scoped() as t:
+                    t.query()
+
+
+            async def talk():
+                async with Conn() as c:
+                    c.send()
+
+
+            def nothing(make):
+                with Opaque() as o:
+                    o.query()
+                with make() as m:
+                    m.query()
+                with Session() as again:
+                    again = None
+                    again.query()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    db, use = "app/db.py", "app/use.py"
+
+    def calls(name: str) -> list[str]:
+        return [t for p, t in nodes[uri(use, name)].edges if p == "uko:dependsOn"]
+
+    enter, query = uri(db, "Session.__enter__"), uri(db, "Session.query")
+    assert calls("run") == [uri(db, "Session"), enter, query]
+    assert calls("scoped") == [uri(db, "Scoped"), enter, query]
+    assert calls("talk") == [uri(use, "Conn"), uri(use, "Conn.__aenter__"), uri(use, "Conn.send")]
+    assert not any(t.endswith(".query") and t.startswith("https://") for t in calls("nothing"))
+
+
 def test_inherited_members_follow_python_s_method_resolution_order() -> None:
     """A diamond, ``D(B, C)`` with ``B(A)`` and ``C(A)``, ``A`` and ``C`` defining
     ``save``: C3 orders D, B, C, A, so ``self.save()`` in ``D`` is ``C``'s (depth first

@@ -1318,6 +1318,51 @@ def test_an_annotated_parameter_follows_its_class_across_refreshes(
     assert uri + "clients.py#Client.get" in edges[run][1]
 
 
+def test_what_a_with_statement_binds_follows_enter_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``s.query()`` of ``with Session() as s`` follows ``Session.__enter__`` of another
+    module: when it moves to a base, returns something else, and comes back, each
+    refresh leaves a cold index's edges."""
+    root = tmp_path / "sessions"
+    session = (
+        "class Base:\n    pass\n\n\nclass Session(Base):\n"
+        "    def __enter__(self):\n        return self\n\n"
+        "    def query(self):\n        return 1\n"
+    )
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/db.py": session,
+            "app/use.py": (
+                "from app.db import Session\n\n\n"
+                "def run():\n    with Session() as s:\n        return s.query()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="sessions")
+    uri = "https://cleveragents.ai/r/R/app/"
+    run, query = uri + "use.py#run", uri + "db.py#Session.query"
+    assert query in _current_edges(service, "sessions", RESOURCE_A)[run][1]
+    module = root / "app" / "db.py"
+    inherited = (
+        "class Base:\n    def __enter__(self):\n        return self\n\n\n"
+        "class Session(Base):\n    def query(self):\n        return 1\n"
+    )
+    # ``return self`` in ``Base`` gives a ``Base``, which has no ``query``.
+    steps = [(inherited, False), (session.replace("return self", "return object()"), False)]
+    steps.append((session, True))
+    for number, (text, reaches) in enumerate(steps):
+        module.write_text(text)
+        _, edges = _refreshed_as_cold(
+            service, root, "sessions", tmp_path / f"cold{number}", monkeypatch
+        )
+        assert (query in edges[run][1]) is reaches
+
+
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -1037,6 +1037,11 @@ class _ModuleBuilder:
                         and target.value.id == self_name
                     ):
                         instance_attrs.append((target.attr, item))  # type: ignore[arg-type]
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for expr, enter, name in _entered(item):  # type: ignore[arg-type]
+                    calls.append((expr.lineno, expr.col_offset, enter))
+                    if name is not None:
+                        typed.setdefault(name, []).append(enter + CALL_RESULT)
             elif kind is ast.Return:
                 results.append(item.value)  # type: ignore[attr-defined]
             elif kind is ast.Yield or kind is ast.YieldFrom:
@@ -1265,6 +1270,21 @@ def _chained(func: ast.Attribute) -> str | None:
     return f"{made}.{func.attr}" if made is not None else None
 
 
+def _entered(stmt: ast.With | ast.AsyncWith) -> list[tuple[ast.expr, str, str | None]]:
+    """``(Client(...), "Client.__enter__", "x")`` of ``with Client(...) as x``: the
+    statement calls the class's ``__enter__`` (``__aenter__`` in ``async with``), and
+    ``x`` is what that returns, most often the instance itself (``return self``)."""
+    method = "__aenter__" if type(stmt) is ast.AsyncWith else "__enter__"
+    found = []
+    for item in stmt.items:
+        made = called_class(item.context_expr)
+        if made is not None:
+            target = item.optional_vars
+            name = target.id if type(target) is ast.Name else None  # type: ignore[attr-defined]
+            found.append((item.context_expr, f"{made}.{method}", name))
+    return found
+
+
 def _call_result(stmt: ast.stmt) -> str | None:
     """``make_client()`` of ``x = make_client()`` (see ``call_result``); an annotated
     assignment says its type itself."""
@@ -1303,7 +1323,7 @@ class PythonAnalyzer:
     #: (``ALIAS``, a ``usesType`` edge): ``Matrix.det`` is its member.
     #: 14: ... and a function returning what another function of the module returns
     #: (``return self.clone()``) returns that class.
-    revision = 15
+    revision = 16
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
