@@ -346,8 +346,8 @@ def test_a_call_through_self_to_a_member_the_class_lacks_is_guessed_inherited() 
 
 def test_a_module_variable_made_by_calling_a_class_uses_that_type() -> None:
     """``apps = Apps()`` and ``register = template.Library()`` use their classes' types
-    (what ``apps.get_model`` goes through); a call of a function (``data = load()``) or a
-    variable inside a class or function names none."""
+    (what ``apps.get_model`` goes through), as does a class's attribute made so
+    (``default = Apps()``); a call of a function (``data = load()``) names none."""
     nodes = analyze_source(
         """
         from django import template
@@ -366,7 +366,7 @@ def test_a_module_variable_made_by_calling_a_class_uses_that_type() -> None:
     assert nodes["apps"].edges == [("uko-code:usesType", uri("app/registry.py", "Apps"))]
     assert nodes["register"].edges == [("uko-code:usesType", "symbol:django.template.Library")]
     assert nodes["data"].edges == []
-    assert nodes["Apps.default"].edges == []
+    assert nodes["Apps.default"].edges == [("uko-code:usesType", uri("app/registry.py", "Apps"))]
 
 
 def test_a_call_through_a_typed_attribute_is_the_member_of_its_class() -> None:
@@ -375,8 +375,8 @@ def test_a_call_through_a_typed_attribute_is_the_member_of_its_class() -> None:
     class-level ``store: "Store"`` or ``remote: net.Client``, or ``self.pool = pool`` of
     an ``__init__(self, pool: Pool | None)``; the member may be inherited (``get`` of
     ``Client`` is ``Base``'s). An attribute whose class is not said (``self.data =
-    load()``, ``size: int``), or a longer chain (``self.client.session.get()``), names
-    nothing."""
+    load()``, ``size: int``) names nothing; ``self.client.session.get()`` names
+    ``Client.session.get``, which nothing answers (``Client`` has no ``session``)."""
     files = {
         "app/net.py": "class Base:\n    def get(self):\n        return 0\n\n\n"
         "class Client(Base):\n    def close(self):\n        return 1\n\n\n"
@@ -430,6 +430,8 @@ def test_a_call_through_a_typed_attribute_is_the_member_of_its_class() -> None:
         ("uko:dependsOn", uri(service, "Store.save")),
         ("uko:dependsOn", uri(net, "Pool.take")),
         ("uko:dependsOn", uri(net, "Client.close")),
+        ("uko:dependsOn", "symbol:app.net.Client.session.get"),
+        ("uko:references", "symbol:app.net.Client.session"),
     ]
 
 
@@ -551,8 +553,8 @@ def test_an_attribute_a_base_of_the_module_types_is_known_to_its_subclasses() ->
 def test_a_local_name_made_by_calling_a_class_gives_that_class_s_members() -> None:
     """``form = Form(data)`` then ``form.is_valid()`` is the member ``Form`` has or
     inherits, and ``backup: forms.Form = make()`` says its class too. A name also bound
-    otherwise (``item = item.copy()``, a loop's), a parameter, or a longer chain
-    (``form.errors.get()``) names nothing."""
+    otherwise (``item = item.copy()``, a loop's) or a parameter names nothing;
+    ``form.errors.get()`` names ``Form.errors.get``, which nothing answers here."""
     files = {
         "app/forms.py": "class Base:\n    def is_valid(self):\n        return True\n\n\n"
         "class Form(Base):\n    def save(self):\n        return 1\n",
@@ -592,6 +594,8 @@ def test_a_local_name_made_by_calling_a_class_gives_that_class_s_members() -> No
         ("uko:dependsOn", uri(views, "Item")),
         ("uko:dependsOn", uri(forms, "Base.is_valid")),
         ("uko:dependsOn", uri(forms, "Form.save")),
+        ("uko:dependsOn", "symbol:app.forms.Form.errors.get"),
+        ("uko:references", "symbol:app.forms.Form.errors"),
     ]
 
 
@@ -995,6 +999,100 @@ def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
     assert get[1] in calls("chained")
     assert get[1] not in calls("unknown")
     assert calls("unknown") == ["symbol:make"]
+
+
+def test_a_call_through_an_attribute_reaches_the_member_of_the_attribute_s_class() -> None:
+    """A class's attribute whose statement says its class (``session: Session``,
+    ``self.engine = Engine()``, ``self.client = client`` of an annotated ``__init__``
+    parameter) has a ``usesType`` edge to it and an ``instance_of`` property; through
+    it, ``store.session.query()`` of ``store: Store`` (or ``store = Store()``),
+    ``self.store.session.query()`` and ``Store.session.query`` reach ``Session.query``,
+    also for an attribute a base class gives. The function also references the
+    attribute read. A longer chain, or an attribute made by a call, gives nothing."""
+    files = {
+        "app/db.py": textwrap.dedent(
+            """
+            class Session:
+                def query(self):
+                    return 1
+            """
+        ),
+        "app/store.py": textwrap.dedent(
+            """
+            from app.db import Session
+
+
+            class Base:
+                shared: Session
+
+
+            class Store(Base):
+                session: Session
+
+                def __init__(self, other: Session):
+                    self.other = other
+                    self.made = make_session()
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from app.store import Store
+
+
+            def run(store: Store):
+                store.session.query()
+
+
+            def local():
+                store = Store(None)
+                store.other.query()
+                Store.session.query()
+
+
+            def inherited(store: Store):
+                store.shared.query()
+
+
+            def nothing(store: Store):
+                store.made.query()
+                store.session.query.__doc__.strip()
+
+
+            class Service:
+                def __init__(self, store: Store):
+                    self.store = store
+
+                def go(self):
+                    self.store.session.query()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    db, store, use = "app/db.py", "app/store.py", "app/use.py"
+    query = uri(db, "Session.query")
+    session = nodes[uri(store, "Store.session")]
+    assert session.edges == [("uko-code:usesType", uri(db, "Session"))]
+    assert session.properties["instance_of"] == "Session"
+    assert nodes[uri(store, "Store.other")].properties["instance_of"] == "Session"
+    assert "instance_of" not in nodes[uri(store, "Store.made")].properties
+
+    def edges(name: str) -> list[tuple[str, str]]:
+        return [(p, t) for p, t in nodes[uri(use, name)].edges if t.startswith("https://")]
+
+    assert edges("run") == [
+        ("uko:references", uri(store, "Store")),
+        ("uko:dependsOn", query),
+        ("uko:references", uri(store, "Store.session")),
+    ]
+    assert ("uko:dependsOn", query) in edges("local")
+    assert ("uko:references", uri(store, "Store.other")) in edges("local")
+    assert edges("inherited")[1:] == [
+        ("uko:dependsOn", query),
+        ("uko:references", uri(store, "Base.shared")),
+    ]
+    assert ("uko:dependsOn", query) in edges("Service.go")
+    assert ("uko:references", uri(store, "Store.session")) in edges("Service.go")
+    assert ("uko:dependsOn", query) not in edges("nothing")
 
 
 def test_what_a_with_statement_binds_is_what_enter_returns() -> None:

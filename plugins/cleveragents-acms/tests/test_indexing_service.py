@@ -148,6 +148,42 @@ def _refreshed_as_cold(
     return run, edges
 
 
+_APP = "https://cleveragents.ai/r/R/app/"
+
+
+def _indexed_reaching(
+    service: RepoIndexingService,
+    root: Path,
+    project: str,
+    files: dict[str, str],
+    edge: tuple[str, str],
+) -> None:
+    """Write ``files`` under ``root``, index it and check the caller reaches the target
+    (``edge``: their URIs after ``_APP``)."""
+    _write_tree(root, files)
+    service.index_resource(RESOURCE_A, root, project=project)
+    caller, target = (_APP + name for name in edge)
+    assert target in _current_edges(service, project, RESOURCE_A)[caller][1]
+
+
+def _reached_after_each_step(
+    service: RepoIndexingService,
+    root: Path,
+    project: str,
+    monkeypatch: Any,
+    caller: str,
+    steps: list[tuple[Path, str, str, bool]],
+) -> None:
+    """Write each step's ``(file, text, target, whether the caller reaches it)``,
+    refresh, and check the refresh gives what a cold index gives and whether the
+    ``caller`` reaches the target (both named after ``_APP``)."""
+    for number, (path, text, target, reaches) in enumerate(steps):
+        path.write_text(text)
+        home = root.parent / f"cold{number}"
+        _, edges = _refreshed_as_cold(service, root, project, home, monkeypatch)
+        assert (_APP + target in edges[_APP + caller][1]) is reaches, number
+
+
 def _write_tree(root: Path, files: dict[str, str]) -> None:
     """Write each ``relative path -> text`` under ``root``, folders made as needed."""
     for relative, text in files.items():
@@ -1279,43 +1315,81 @@ def test_an_annotated_parameter_follows_its_class_across_refreshes(
     clients = (
         "class Base:\n    pass\n\n\nclass Client(Base):\n    def get(self):\n        return 1\n"
     )
-    _write_tree(
-        root,
-        {
-            "app/__init__.py": "",
-            "app/clients.py": clients,
-            "app/other.py": "class Remote:\n    def get(self):\n        return 2\n",
-            "app/use.py": (
-                "from app.clients import Client\n\n\n"
-                "def run(client: Client) -> int:\n    return client.get()\n"
-            ),
-        },
+    use_text = (
+        "from app.clients import Client\n\n\ndef run(client: Client) -> int:\n"
+        "    return client.get()\n"
     )
-    service.index_resource(RESOURCE_A, root, project="typed")
-    uri = "https://cleveragents.ai/r/R/app/"
-    run = uri + "use.py#run"
-    assert uri + "clients.py#Client.get" in _current_edges(service, "typed", RESOURCE_A)[run][1]
-    module = root / "app" / "clients.py"
-    module.write_text(
+    files = {"app/__init__.py": "", "app/clients.py": clients, "app/use.py": use_text}
+    files["app/other.py"] = "class Remote:\n    def get(self):\n        return 2\n"
+    _indexed_reaching(service, root, "typed", files, ("use.py#run", "clients.py#Client.get"))
+    module, use = root / "app" / "clients.py", root / "app" / "use.py"
+    in_base = (
         "class Base:\n    def get(self):\n        return 1\n\n\nclass Client(Base):\n    pass\n"
     )
-    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold1", monkeypatch)
-    assert uri + "clients.py#Base.get" in edges[run][1]
-    module.write_text("class Base:\n    pass\n\n\nclass Client(Base):\n    pass\n")
-    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold2", monkeypatch)
-    assert not any(t.startswith(uri) and t.endswith(".get") for t in edges[run][1])
-    use = root / "app" / "use.py"
-    use.write_text(
-        use.read_text().replace("app.clients import Client", "app.other import Remote as Client")
+    remote = use_text.replace("app.clients import Client", "app.other import Remote as Client")
+    steps = [
+        (module, in_base, "clients.py#Base.get", True),
+        (
+            module,
+            "class Base:\n    pass\n\n\nclass Client(Base):\n    pass\n",
+            "clients.py#Base.get",
+            False,
+        ),
+        (use, remote, "other.py#Remote.get", True),
+        (module, clients, "other.py#Remote.get", True),
+        (use, use_text, "clients.py#Client.get", True),
+    ]
+    _reached_after_each_step(service, root, "typed", monkeypatch, "use.py#run", steps)
+
+
+def test_a_call_through_an_attribute_follows_its_class_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``store.session.query()`` of ``store: Store`` reaches what ``Store.session``'s
+    class has: after a caller is added, the attribute's class changes and comes back,
+    the class loses the member and gains it again, the attribute moves to a base, and
+    it becomes a property whose annotation changes, each refresh leaves a cold index's
+    edges."""
+    root = tmp_path / "attributes"
+    db = "class Session:\n    def query(self):\n        return 1\n\n\nclass Other:\n    pass\n"
+    store = (
+        "from app.db import Other, Session\n\n\nclass Base:\n    pass\n\n\n"
+        "class Store(Base):\n    session: Session\n"
     )
-    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold3", monkeypatch)
-    assert uri + "other.py#Remote.get" in edges[run][1]
-    module.write_text(clients)
-    use.write_text(
-        use.read_text().replace("app.other import Remote as Client", "app.clients import Client")
+    edge = ("use.py#run", "db.py#Session.query")
+    files = {"app/__init__.py": "", "app/db.py": db, "app/store.py": store}
+    files["app/use.py"] = (
+        "from app.store import Store\n\n\n"
+        "def run(store: Store):\n    return store.session.query()\n"
     )
-    _, edges = _refreshed_as_cold(service, root, "typed", tmp_path / "cold4", monkeypatch)
-    assert uri + "clients.py#Client.get" in edges[run][1]
+    _indexed_reaching(service, root, "attributes", files, edge)
+    use, db_file, store_file = (root / "app" / name for name in ("use.py", "db.py", "store.py"))
+    in_base = store.replace("class Base:\n    pass", "class Base:\n    session: Session")
+    in_base = in_base.replace(
+        "class Store(Base):\n    session: Session", "class Store(Base):\n    pass"
+    )
+    more = use.read_text() + "\n\ndef more(s: Store):\n    return s.session.query()\n"
+    as_property = store.replace(
+        "    session: Session",
+        "    @property\n    def session(self) -> Session:\n        return Session()",
+    )
+    query = edge[1]
+    steps = [
+        (use, more, query, True),
+        (store_file, store.replace("session: Session", "session: Other"), query, False),
+        (store_file, store, query, True),
+        (db_file, db.replace("query", "ask"), query, False),
+        (db_file, db, query, True),
+        (store_file, in_base, query, True),
+        (store_file, store, query, True),
+        (store_file, as_property, query, True),
+        (use, more + "\n\ndef third(s: Store):\n    return s.session.query()\n", query, True),
+        (store_file, as_property.replace("-> Session", "-> Other"), query, False),
+        (store_file, store, query, True),
+    ]
+    _reached_after_each_step(service, root, "attributes", monkeypatch, edge[0], steps)
 
 
 def test_what_a_with_statement_binds_follows_enter_across_refreshes(
@@ -1332,35 +1406,26 @@ def test_what_a_with_statement_binds_follows_enter_across_refreshes(
         "    def __enter__(self):\n        return self\n\n"
         "    def query(self):\n        return 1\n"
     )
-    _write_tree(
-        root,
-        {
-            "app/__init__.py": "",
-            "app/db.py": session,
-            "app/use.py": (
-                "from app.db import Session\n\n\n"
-                "def run():\n    with Session() as s:\n        return s.query()\n"
-            ),
-        },
+    edge = ("use.py#run", "db.py#Session.query")
+    files = {"app/__init__.py": "", "app/db.py": session}
+    files["app/use.py"] = (
+        "from app.db import Session\n\n\n"
+        "def run():\n    with Session() as s:\n        return s.query()\n"
     )
-    service.index_resource(RESOURCE_A, root, project="sessions")
-    uri = "https://cleveragents.ai/r/R/app/"
-    run, query = uri + "use.py#run", uri + "db.py#Session.query"
-    assert query in _current_edges(service, "sessions", RESOURCE_A)[run][1]
+    _indexed_reaching(service, root, "sessions", files, edge)
     module = root / "app" / "db.py"
     inherited = (
         "class Base:\n    def __enter__(self):\n        return self\n\n\n"
         "class Session(Base):\n    def query(self):\n        return 1\n"
     )
     # ``return self`` in ``Base`` gives a ``Base``, which has no ``query``.
-    steps = [(inherited, False), (session.replace("return self", "return object()"), False)]
-    steps.append((session, True))
-    for number, (text, reaches) in enumerate(steps):
-        module.write_text(text)
-        _, edges = _refreshed_as_cold(
-            service, root, "sessions", tmp_path / f"cold{number}", monkeypatch
-        )
-        assert (query in edges[run][1]) is reaches
+    query = edge[1]
+    steps = [
+        (module, inherited, query, False),
+        (module, session.replace("return self", "return object()"), query, False),
+        (module, session, query, True),
+    ]
+    _reached_after_each_step(service, root, "sessions", monkeypatch, edge[0], steps)
 
 
 def test_a_python_import_of_a_plain_name_is_answered_by_a_module_only(

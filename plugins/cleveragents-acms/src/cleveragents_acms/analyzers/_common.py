@@ -30,6 +30,7 @@ __all__ = [
     "INHERITED_GUESSES",
     "INHERITED_TARGET",
     "INHERITS_FROM",
+    "INSTANCE_OF",
     "JAVA_KEY",
     "MACRO_EXPORT",
     "MACRO_KEY",
@@ -328,6 +329,12 @@ ALIAS = "alias"
 #: ``return Pipeline(...)``), which its ``usesType`` edge then names. A refresh that
 #: changes it analyses the function's callers again, as for a changed annotation.
 RETURNS = "returns"
+#: A Python class attribute's property when its statement says its class, as written
+#: (``Session`` of ``session: Session``, ``self.session = Session()``, or ``self.client
+#: = client`` of an ``__init__`` parameter annotated ``Client``); its ``usesType`` edge
+#: names that class, through which ``client.session.get`` elsewhere reaches a member. A
+#: refresh that changes it analyses the files naming the attribute again.
+INSTANCE_OF = "instance_of"
 #: The module node's property listing (one a line) the packages a Java file imports on
 #: demand (``import java.util.*;``): a guess of its own package that nothing answers is
 #: looked for in each of them, in order (``java:java.util.ArrayList``).

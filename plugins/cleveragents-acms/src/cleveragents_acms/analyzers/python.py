@@ -43,6 +43,7 @@ from cleveragents_acms.analyzers._common import (
     INHERITED_GUESSES,
     INHERITED_TARGET,
     INHERITS_FROM,
+    INSTANCE_OF,
     MODULE_IMPORTS,
     PY_REEXPORT,
     PYTHON_SUFFIXES,
@@ -314,9 +315,13 @@ class _ModuleBuilder:
             return self.returned(callee, called, class_qual, params, local_imports, local_types)
         head, _, rest = dotted.partition(".")
         if local_types and head in local_types:  # ``form.is_valid`` of ``form = Form()``
-            if not rest or "." in rest:
+            if not rest:
                 return None
             made = local_types[head]
+            if "." in rest:  # ``index.nodes.insert`` of ``index: ProjectIndex``
+                if made.endswith(CALL_RESULT) or rest.count(".") > 1:
+                    return None
+                return self.resolve(f"{made}.{rest}", None, frozenset(), local_imports)
             if made.endswith(CALL_RESULT):
                 # ``resampled = frame.resample()``: ``frame`` is a local name too.
                 return self.returned(
@@ -341,10 +346,13 @@ class _ModuleBuilder:
                     if head != _SUPER
                     else None
                 )
-                if kind is None or "." in called:
+                if kind is None or called.count(".") > 1:
                     return None
                 if kind.endswith(CALL_RESULT):  # ``self.client = make_client()``
+                    if "." in called:
+                        return None
                     return self.returned(kind.removesuffix(CALL_RESULT), called, class_qual)
+                # ``self.client.get`` or ``self.client.session.get``: through its class
                 return self.resolve(f"{kind}.{called}", None)
             member = scope.members.get(rest) if head != _SUPER else None
             if member is not None:
@@ -368,6 +376,10 @@ class _ModuleBuilder:
             member = scope.members.get(rest) if scope else None
             if member is not None:
                 return member.uri
+            attribute, _, called = rest.partition(".")
+            kind = scope.types.get(attribute) if scope and called else None
+            if kind is not None and not kind.endswith(CALL_RESULT) and "." not in called:
+                return self.resolve(f"{kind}.{called}", None)  # ``Client.session.get``
             return f"symbol:{self.module}.{dotted}" if self.module else f"symbol:{dotted}"
         imported = self.imports.get(head)
         if imported is not None:
@@ -618,9 +630,14 @@ class _ModuleBuilder:
                 node.properties[ALIAS] = aliased
                 self.refer(node, aliased, _INSTANCE_OF, plain_unknown=True)
         elif in_class:
-            kind = value_class(stmt, parameters) or _call_result(stmt)
+            made = value_class(stmt, parameters)
+            kind = made or _call_result(stmt)
             if kind is not None:
                 _note_type(self.classes[prefix[:-1]].types, name, kind)
+            if made is not None:
+                # ``session: Session``: what ``client.session.get`` elsewhere goes through.
+                node.properties[INSTANCE_OF] = made
+                self.refer(node, made, _INSTANCE_OF, plain_unknown=False)
         return _Member(node, "attribute", brief, brief)
 
     # -- classes ---------------------------------------------------------------------------
@@ -1202,6 +1219,26 @@ class _ModuleBuilder:
             pending.extend(reversed(base.bases))
         return None
 
+    def attribute_read(self, dotted: str, pending: _Pending) -> str | None:
+        """The attribute of another class a call goes through: ``client.session`` of
+        ``client.session.get`` (``client`` a local of a known class), ``self.client.session``
+        of ``self.client.session.get``; its node or name."""
+        head, _, rest = dotted.partition(".")
+        if CALL_RESULT in dotted:
+            return None
+        if head in _SELF_NAMES and pending.class_qual is not None:
+            if rest.count(".") != 2:
+                return None
+        elif head not in pending.local_types or rest.count(".") != 1:
+            return None
+        return self.resolve(
+            dotted.rpartition(".")[0],
+            pending.class_qual,
+            pending.params,
+            pending.local_imports,
+            local_types=pending.local_types,
+        )
+
     def finish_calls(self) -> None:
         self.settle_deferred_returns()
         for reference in self.references:
@@ -1215,6 +1252,7 @@ class _ModuleBuilder:
             edges = pending.node.edges
             targets = []
             pending.calls.sort()
+            read: list[str] = []  # the attributes chains go through
             for _, _, dotted in pending.calls:
                 target = self.resolve(
                     dotted,
@@ -1225,8 +1263,13 @@ class _ModuleBuilder:
                 )
                 if target is not None and target != pending.node.uri:
                     targets.append(target)
+                    through = self.attribute_read(dotted, pending)
+                    if through is not None:
+                        read.append(through)
             targets = list(dict.fromkeys(targets))
             edges.extend((DEPENDS_ON, t) for t in targets)
+            # The attribute's class says what the call reaches: a refresh follows it.
+            edges.extend((REFERENCES, t) for t in dict.fromkeys(read) if t not in targets)
             if pending.is_test:
                 edges.extend((TESTS_CALLABLE, t) for t in targets)
             edges.extend((DEPENDS_ON, f"symbol:{t}") for t in pending.local_imports.values())
@@ -1323,7 +1366,7 @@ class PythonAnalyzer:
     #: (``ALIAS``, a ``usesType`` edge): ``Matrix.det`` is its member.
     #: 14: ... and a function returning what another function of the module returns
     #: (``return self.clone()``) returns that class.
-    revision = 16
+    revision = 17
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

@@ -52,6 +52,7 @@ from cleveragents_acms.analyzers._common import (
     IMPLEMENTS_TRAIT,
     INHERITED_GUESSES,
     INHERITS_FROM,
+    INSTANCE_OF,
     JAVA_KEY,
     PACKAGE_GUESSES,
     PROC_MACRO,
@@ -62,7 +63,7 @@ from cleveragents_acms.analyzers._common import (
     RUST_TRAIT,
     USES_TYPE,
 )
-from cleveragents_acms.analyzers.python import T_IMPORT, T_METHOD, T_VARIABLE
+from cleveragents_acms.analyzers.python import T_ATTRIBUTE, T_IMPORT, T_METHOD, T_VARIABLE
 from cleveragents_acms.indexing.go_interfaces import (
     GO_DECLARATIONS,
     go_folder,
@@ -74,6 +75,7 @@ from cleveragents_acms.indexing.inheritance import (
     INHERITANCE_DEPTH,
     PYTHON_CALLABLE_TYPES,
     PYTHON_CLASS_TYPES,
+    TYPED_VALUE_TYPES,
     is_alias,
     is_python_class,
     load_ancestors,
@@ -736,8 +738,8 @@ def _inheriting_files(
     # Variables made by calling one of the classes: ``apps.get_model`` of ``apps = Apps()``;
     # functions returning one: ``make_client().get`` (``CALL_RESULT``).
     typed = _typed_in(index, resource_id, pointing, seen)
-    callables = [v for v in typed if v.uko_type != T_VARIABLE]
-    variables = {v.uri for v in typed if v.uko_type == T_VARIABLE}
+    callables = [v for v in typed if v.uko_type not in TYPED_VALUE_TYPES]
+    variables = {v.uri for v in typed if v.uko_type in TYPED_VALUE_TYPES}
     # ... and the classes' names in other modules (``Matrix = MutableMatrix``: ``ALIAS``)
     aliases = _with_aliases(index, resource_id, variables | seen) - seen
     chain += index.nodes.nodes_at(resource_id, variables | aliases)
@@ -793,7 +795,7 @@ def _typed_in(
     return [
         n
         for n in index.nodes.nodes_in_files(
-            resource_id, files, [T_VARIABLE, *PYTHON_CALLABLE_TYPES]
+            resource_id, files, [*TYPED_VALUE_TYPES, *PYTHON_CALLABLE_TYPES]
         )
         if any(p == USES_TYPE and t in classes for p, t in n.edges)
     ]
@@ -804,11 +806,13 @@ def _retyped(
 ) -> set[str]:
     """The files pointing to a Python module variable of ``now`` that may be made by
     calling another class than before (its statement changed, and one of them calls):
-    ``apps.get_model`` there was the old class's member (``USES_TYPE``); or to a function
-    whose return annotation changed: ``make_client().get`` there was the old class's.
+    ``apps.get_model`` there was the old class's member (``USES_TYPE``); to a class's
+    attribute whose class changed (``INSTANCE_OF``: ``client.session.get``); or to a
+    property or function whose return annotation changed: ``make_client().get`` there
+    was the old class's.
     Either also when the file's imports changed: the same ``Client`` may be another
     class now (``from a import Client`` became ``from b import Client``)."""
-    variables = {n.uri: n for n in now if n.uko_type == T_VARIABLE and n.uri in before}
+    variables = {n.uri: n for n in now if n.uko_type in TYPED_VALUE_TYPES and n.uri in before}
     callables = {n.uri: n for n in now if n.uko_type in PYTHON_CALLABLE_TYPES and n.uri in before}
     if not variables and not callables:
         return set()
@@ -817,13 +821,18 @@ def _retyped(
     reimported = {path for path, *_ in _imports(now, paths) ^ _imports(stored_imports, paths)}
     changed = set()
     for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
-        if n.uri in variables:  # the statement, ``apps = Apps()``: a call, then or now,
-            current = variables[n.uri]  # or a class under another name (``ALIAS``)
+        current = variables.get(n.uri) or callables[n.uri]  # ``n``: the stored version
+        if current.uko_type == T_VARIABLE:
+            # The statement, ``apps = Apps()``: a call, then or now, or a class under
+            # another name (``ALIAS``).
             was, is_ = n.properties.get("signature", ""), current.properties["signature"]
             typed = "(" in was + is_ or ALIAS in n.properties or ALIAS in current.properties
+        elif current.uko_type == T_ATTRIBUTE:  # a class's attribute: the class it says
+            was = n.properties.get(INSTANCE_OF, "")
+            is_ = current.properties.get(INSTANCE_OF, "")
+            typed = bool(was or is_)
         else:  # the return annotation, or the class its ``return`` statements give
-            was = _return_of(n)
-            is_ = _return_of(callables[n.uri])
+            was, is_ = _return_of(n), _return_of(current)
             typed = bool(was or is_)
         if typed and (was != is_ or n.path in reimported):
             changed.add(n.uri)

@@ -39,16 +39,23 @@ from cleveragents_acms.analyzers._common import (
 )
 from cleveragents_acms.analyzers.python import (
     T_ASYNC_FUNCTION,
+    T_ATTRIBUTE,
     T_CLASS,
     T_ENUM,
     T_FUNCTION,
     T_METHOD,
+    T_PROPERTY,
     T_PROTOCOL,
     T_VARIABLE,
 )
 
 if TYPE_CHECKING:
     from cleveragents_acms.indexing.store import NodeStore
+
+#: Python values whose class (their ``usesType`` edge) a name of a member goes through:
+#: a module variable (``apps = Apps()``), a class's attribute (``session: Session``) or
+#: property (``def config(self) -> Config``: ``app.config.items``).
+TYPED_VALUE_TYPES = (T_VARIABLE, T_ATTRIBUTE, T_PROPERTY)
 
 __all__ = [
     "ALIAS_DEPTH",
@@ -313,7 +320,8 @@ def stored_ancestry(
         if is_python_class(node):
             by_name.setdefault(node.name, []).append(node.uri)
     # A class a name goes through, stored or in ``new``, with its own members too; for a
-    # variable made by calling a class (``apps = Apps()``), that class.
+    # variable made by calling a class (``apps = Apps()``) or an attribute of one
+    # (``session: Session``), that class.
     references = member_references(new)
     everywhere = {name: list(uris) for name, uris in by_name.items()}
     for uri, node in fresh.items():
@@ -330,13 +338,14 @@ def stored_ancestry(
     typed = store.get_many(
         n.uri
         for n in found
-        if (n.uko_type == T_VARIABLE and n.name in named)
+        if (n.uko_type in TYPED_VALUE_TYPES and n.name in named)
         or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in callees)
     )
     fresh_typed = [
         n
         for n in new
-        if n.uko_type == T_VARIABLE or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in callees)
+        if n.uko_type in TYPED_VALUE_TYPES
+        or (n.uko_type in PYTHON_CALLABLE_TYPES and n.name in callees)
     ]
     # ``Matrix = MutableMatrix``: the variables an alias names, one after the other, loaded
     # with their edges as far as a class.
@@ -361,7 +370,7 @@ def stored_ancestry(
         return uri
 
     for node in [*typed.values(), *fresh_typed]:
-        if node.uko_type == T_VARIABLE:
+        if node.uko_type in TYPED_VALUE_TYPES:
             names = [node.name]
         else:
             names = [node.name + CALL_RESULT] if node.name in called else []

@@ -493,7 +493,9 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             called = owner.endswith(CALL_RESULT)
             owner = owner.removesuffix(CALL_RESULT) if called else owner
             classes = table.get(owner) or through.follow(owner)
-            if not classes and called:  # ``Series.resample().mean``: a callee inherited
+            if not classes and "." in owner:
+                # ``Series.resample().mean``: a callee inherited; ``store.shared.query`` of
+                # ``store: Store``: an attribute ``Store`` inherits.
                 classes = _inherited_callee(owner, table, through, stubs, inheritance)
             if classes and len(classes := without_signatures(classes, stubs)) == 1:
                 (uri,) = classes
@@ -518,8 +520,9 @@ def _inherited_callee(
     inheritance: Inheritance,
 ) -> set[str]:
     """The method ``pkg.Series.resample`` names when ``Series`` only inherits it (from
-    ``NDFrame``), as a call's member ``pkg.Series.resample`` resolves: empty if that class
-    is not one known class, or no class of its order defines it."""
+    ``NDFrame``), as a call's member ``pkg.Series.resample`` resolves (or an attribute,
+    ``pkg.Store.shared``): empty if that class is not one known class, or no class of its
+    order defines it."""
     owner, _, method = callee.rpartition(".")
     classes = (table.get(owner) or through.follow(owner)) if owner else None
     if not classes or len(classes := without_signatures(classes, stubs)) != 1:
