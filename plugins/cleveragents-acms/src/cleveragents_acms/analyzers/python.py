@@ -1366,6 +1366,11 @@ class PythonAnalyzer:
     #: (``ALIAS``, a ``usesType`` edge): ``Matrix.det`` is its member.
     #: 14: ... and a function returning what another function of the module returns
     #: (``return self.clone()``) returns that class.
+    #: 15: a parameter annotated with one class (``client: Client``) gives its members.
+    #: 16: ``with Session() as s`` calls ``Session.__enter__`` and binds what it returns.
+    #: 17: a class attribute whose statement says its class has a ``usesType`` edge
+    #: (``INSTANCE_OF``), and a call through it (``store.session.query()``) reaches the
+    #: member of that class, referencing the attribute read.
     revision = 17
     suffixes = frozenset(PYTHON_SUFFIXES)
 
