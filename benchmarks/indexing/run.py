@@ -415,7 +415,7 @@ def main() -> None:
         cold_s = time.perf_counter() - start
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    results["cold"] = {
+    cold_stats: dict[str, Any] = {
         "seconds": round(cold_s, 2),
         "vs_parse_only": round(cold_s / parse_s, 1),
         "files_indexed": cold.metadata.file_count,
@@ -431,6 +431,14 @@ def main() -> None:
         "phases_s": cold.run.phases if cold.run else {},
         **({"cpu_by_thread": sampler.report()} if isinstance(sampler, ThreadCpu) else {}),
     }
+    # What the analyzers and resolution found: edges, and those reaching a node (the
+    # others name what no node of the corpus answers, a library's names).
+    index = ProjectIndex.open("bench", host.registry, load_config(cwd=work), create=False)
+    try:
+        edges, reaching = index.nodes.edge_counts(RESOURCE_ID)
+    finally:
+        index.close()
+    results["cold"] = {**cold_stats, "edges": edges, "edges_reaching_a_node": reaching}
     start = time.perf_counter()
     service.refresh_index(RESOURCE_ID, root, max_total_size=NO_LIMIT)
     results["refresh_no_change_s"] = round(time.perf_counter() - start, 3)

@@ -193,6 +193,23 @@ def test_has_resource_counts_retired_versions_and_no_other_resource(tmp_path: Pa
     store.close()
 
 
+def test_edge_counts_are_of_current_nodes_and_tell_the_ones_reaching_a_node(
+    tmp_path: Path,
+) -> None:
+    """What the benchmark reports: the current nodes' edges of one resource, and how many
+    reach a node rather than a name nothing answers (``symbol:…``); a retired version's
+    edges do not count."""
+    store = NodeStore(tmp_path / "nodes.db")
+    caller, callee, gone = (_node("pkg/a.py", name) for name in ("caller", "callee", "gone"))
+    caller.edges = [("uko:dependsOn", callee.uri), ("uko:dependsOn", "symbol:os.path.join")]
+    gone.edges = [("uko:dependsOn", callee.uri)]
+    store.insert([(n, "fp", None) for n in (caller, callee, gone)], valid_from="2026-01-01")
+    store.retire([gone.uri], valid_until="2026-01-02")
+    assert store.edge_counts(RESOURCE) == (2, 1)
+    assert store.edge_counts("01JNODESTOREOTHER000000000") == (0, 0)
+    store.close()
+
+
 def test_nodes_in_folders_takes_a_folder_s_own_files_with_their_edges(tmp_path: Path) -> None:
     """What the Go packages are read from: the files right in each folder (the resource's
     root is ``""``), not those of the folders below, nor a folder whose name merely starts

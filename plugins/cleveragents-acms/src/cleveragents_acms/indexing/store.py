@@ -851,6 +851,19 @@ class NodeStore:
             found.extend(map(_light_node, rows))
         return found
 
+    def edge_counts(self, resource_id: str) -> tuple[int, int]:
+        """(edges, edges that reach a node) of the current nodes of ``resource_id``: the
+        others are names no node answers (``symbol:…``), such as a library's."""
+        edges = reaching = 0
+        rows = self._db.execute(
+            "SELECT edges FROM nodes WHERE is_current = 1 AND resource_id = ?", (resource_id,)
+        )
+        for (text,) in rows:
+            found = json.loads(text or "[]")
+            edges += len(found)
+            reaching += sum(1 for _, target in found if not target.startswith(SYMBOL))
+        return edges, reaching
+
     def count(self, resource_id: str | None = None, *, current_only: bool = True) -> int:
         where, args = [], []
         if current_only:
