@@ -1095,6 +1095,58 @@ def test_a_call_through_an_attribute_reaches_the_member_of_the_attribute_s_class
     assert ("uko:dependsOn", query) not in edges("nothing")
 
 
+def test_a_name_in_the_body_of_an_isinstance_test_is_of_that_class() -> None:
+    """``if isinstance(shape, Square): shape.side()`` reaches ``Square.side`` (also an
+    ``elif``'s class, from another module, with what it inherits), only in that body:
+    after it, a body that binds the name again, and a tuple of classes give nothing."""
+    files = {
+        "app/shapes.py": textwrap.dedent(
+            """
+            class Shape:
+                def area(self):
+                    return 0
+
+
+            class Square(Shape):
+                def side(self):
+                    return 1
+            """
+        ),
+        "app/use.py": textwrap.dedent(
+            """
+            from app.shapes import Shape, Square
+
+
+            class Circle:
+                def radius(self):
+                    return 2
+
+
+            def measure(shape, other):
+                if isinstance(shape, Circle):
+                    shape.radius()
+                elif isinstance(shape, Square):
+                    shape.side()
+                    shape.area()
+                other.area()
+                if isinstance(other, Square):
+                    other = make()
+                    other.side()
+                if isinstance(other, (Square, Shape)):
+                    other.area()
+            """
+        ),
+    }
+    nodes = resolved(files)
+    shapes, use = "app/shapes.py", "app/use.py"
+    assert nodes[uri(use, "measure")].edges == [
+        ("uko:dependsOn", uri(use, "Circle.radius")),
+        ("uko:dependsOn", uri(shapes, "Square.side")),
+        ("uko:dependsOn", uri(shapes, "Shape.area")),
+        ("uko:dependsOn", "symbol:make"),
+    ]
+
+
 def test_what_a_with_statement_binds_is_what_enter_returns() -> None:
     """``with Session() as s`` calls ``Session.__enter__`` and binds what it returns
     (``return self``: the session), so ``s.query()`` is ``Session.query``, also for an

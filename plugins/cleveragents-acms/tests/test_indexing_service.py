@@ -1392,6 +1392,36 @@ def test_a_call_through_an_attribute_follows_its_class_across_refreshes(
     _reached_after_each_step(service, root, "attributes", monkeypatch, edge[0], steps)
 
 
+def test_a_name_an_isinstance_test_narrows_follows_its_class_across_refreshes(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``shape.side()`` under ``if isinstance(shape, Square):`` reaches the member
+    ``Square`` has or inherits: after it moves to the base, goes, and comes back, each
+    refresh leaves a cold index's edges."""
+    root = tmp_path / "narrowed"
+    shapes = (
+        "class Shape:\n    pass\n\n\nclass Square(Shape):\n    def side(self):\n        return 1\n"
+    )
+    files = {"app/__init__.py": "", "app/shapes.py": shapes}
+    files["app/use.py"] = (
+        "from app.shapes import Square\n\n\n"
+        "def run(shape):\n    if isinstance(shape, Square):\n        return shape.side()\n"
+    )
+    _indexed_reaching(service, root, "narrowed", files, ("use.py#run", "shapes.py#Square.side"))
+    module = root / "app" / "shapes.py"
+    in_base = (
+        "class Shape:\n    def side(self):\n        return 1\n\n\nclass Square(Shape):\n    pass\n"
+    )
+    steps = [
+        (module, in_base, "shapes.py#Shape.side", True),
+        (module, in_base.replace("side", "edge"), "shapes.py#Shape.side", False),
+        (module, shapes, "shapes.py#Square.side", True),
+    ]
+    _reached_after_each_step(service, root, "narrowed", monkeypatch, "use.py#run", steps)
+
+
 def test_what_a_with_statement_binds_follows_enter_across_refreshes(
     service: RepoIndexingService,
     tmp_path: Path,

@@ -170,6 +170,20 @@ class _Pending:
     #: Local name -> the class every assignment to it makes (``form = Form(data)``), or
     #: the function every one calls (``client = make_client()``: ``make_client()``).
     local_types: dict[str, str]
+    #: ``(name, class, first line, last line)`` of each ``if isinstance(name, Class):``
+    #: body that does not bind the name again: there a name of no known class is of
+    #: that class (one known already stays: pandas tests ``ABCMultiIndex``, a stand-in).
+    narrowed: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+    def types_at(self, line: int) -> dict[str, str]:
+        """The local names' classes at ``line``, the innermost ``isinstance`` last."""
+        known = self.local_types
+        inside = [
+            (n, c)
+            for n, c, first, last in self.narrowed
+            if first <= line <= last and n not in known
+        ]
+        return {**known, **dict(inside)} if inside else known
 
 
 @dataclass(slots=True)
@@ -990,6 +1004,7 @@ class _ModuleBuilder:
         stores: dict[str, int] = {}  # how many times each local name is bound
         typed: dict[str, list[str]] = {}  # the classes assignments to a local name make
         results: list[ast.expr | None] = []  # what its ``return`` statements give
+        narrowed: list[tuple[str, str, int, int]] = []  # ``if isinstance(x, Class):``
         generator = False
         while stack:
             item = pop()
@@ -1054,6 +1069,10 @@ class _ModuleBuilder:
                         and target.value.id == self_name
                     ):
                         instance_attrs.append((target.attr, item))  # type: ignore[arg-type]
+            elif kind is ast.If:
+                narrowing = _narrowing(item)  # type: ignore[arg-type]
+                if narrowing is not None and narrowing[0] != self_name:  # ``self``: its class
+                    narrowed.append(narrowing)
             elif kind is ast.With or kind is ast.AsyncWith:
                 for expr, enter, name in _entered(item):  # type: ignore[arg-type]
                     calls.append((expr.lineno, expr.col_offset, enter))
@@ -1112,7 +1131,7 @@ class _ModuleBuilder:
         if plain:
             node.properties[MODULE_IMPORTS] = "\n".join(plain)
         self.pending.append(
-            _Pending(node, calls, class_qual, params, local_imports, is_test, local_types)
+            _Pending(node, calls, class_qual, params, local_imports, is_test, local_types, narrowed)
         )
         if instance_attrs and class_qual is not None:
             annotated = {
@@ -1219,7 +1238,9 @@ class _ModuleBuilder:
             pending.extend(reversed(base.bases))
         return None
 
-    def attribute_read(self, dotted: str, pending: _Pending) -> str | None:
+    def attribute_read(
+        self, dotted: str, pending: _Pending, local_types: dict[str, str]
+    ) -> str | None:
         """The attribute of another class a call goes through: ``client.session`` of
         ``client.session.get`` (``client`` a local of a known class), ``self.client.session``
         of ``self.client.session.get``; its node or name."""
@@ -1229,14 +1250,14 @@ class _ModuleBuilder:
         if head in _SELF_NAMES and pending.class_qual is not None:
             if rest.count(".") != 2:
                 return None
-        elif head not in pending.local_types or rest.count(".") != 1:
+        elif head not in local_types or rest.count(".") != 1:
             return None
         return self.resolve(
             dotted.rpartition(".")[0],
             pending.class_qual,
             pending.params,
             pending.local_imports,
-            local_types=pending.local_types,
+            local_types=local_types,
         )
 
     def finish_calls(self) -> None:
@@ -1253,17 +1274,18 @@ class _ModuleBuilder:
             targets = []
             pending.calls.sort()
             read: list[str] = []  # the attributes chains go through
-            for _, _, dotted in pending.calls:
+            for line, _, dotted in pending.calls:
+                types = pending.types_at(line)
                 target = self.resolve(
                     dotted,
                     pending.class_qual,
                     pending.params,
                     pending.local_imports,
-                    local_types=pending.local_types,
+                    local_types=types,
                 )
                 if target is not None and target != pending.node.uri:
                     targets.append(target)
-                    through = self.attribute_read(dotted, pending)
+                    through = self.attribute_read(dotted, pending, types)
                     if through is not None:
                         read.append(through)
             targets = list(dict.fromkeys(targets))
@@ -1311,6 +1333,30 @@ def _chained(func: ast.Attribute) -> str | None:
     (``make_client().get``) names: a member of what the call gives."""
     made = called_class(func.value) or call_result(func.value)
     return f"{made}.{func.attr}" if made is not None else None
+
+
+def _narrowing(stmt: ast.If) -> tuple[str, str, int, int] | None:
+    """``(x, "Client", first, last)`` of ``if isinstance(x, Client):`` over the lines of
+    its body, unless the body binds ``x`` again (a class of ``Client``'s capital, not
+    a tuple of them)."""
+    test = stmt.test
+    if not (
+        type(test) is ast.Call
+        and type(test.func) is ast.Name
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and type(test.args[0]) is ast.Name
+    ):
+        return None
+    name = test.args[0].id
+    made = return_class(test.args[1], None)  # read as an annotation: a capital, no tuple
+    if made is None:
+        return None
+    for inner in stmt.body:
+        for bound in ast.walk(inner):
+            if type(bound) is ast.Name and bound.id == name and type(bound.ctx) is ast.Store:
+                return None
+    return name, made, stmt.body[0].lineno, stmt.body[-1].end_lineno or stmt.body[-1].lineno
 
 
 def _entered(stmt: ast.With | ast.AsyncWith) -> list[tuple[ast.expr, str, str | None]]:
@@ -1371,7 +1417,8 @@ class PythonAnalyzer:
     #: 17: a class attribute whose statement says its class has a ``usesType`` edge
     #: (``INSTANCE_OF``), and a call through it (``store.session.query()``) reaches the
     #: member of that class, referencing the attribute read.
-    revision = 17
+    #: 18: in the body of ``if isinstance(x, Client):`` ``x`` is a ``Client``.
+    revision = 18
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
