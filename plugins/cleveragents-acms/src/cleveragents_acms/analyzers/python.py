@@ -1252,8 +1252,14 @@ class _ModuleBuilder:
                 return None
         elif head not in local_types or rest.count(".") != 1:
             return None
+        return self.resolve_call(dotted.rpartition(".")[0], pending, local_types)
+
+    def resolve_call(
+        self, dotted: str, pending: _Pending, local_types: dict[str, str]
+    ) -> str | None:
+        """:meth:`resolve` of a name used in ``pending``'s function."""
         return self.resolve(
-            dotted.rpartition(".")[0],
+            dotted,
             pending.class_qual,
             pending.params,
             pending.local_imports,
@@ -1276,13 +1282,7 @@ class _ModuleBuilder:
             read: list[str] = []  # the attributes chains go through
             for line, _, dotted in pending.calls:
                 types = pending.types_at(line)
-                target = self.resolve(
-                    dotted,
-                    pending.class_qual,
-                    pending.params,
-                    pending.local_imports,
-                    local_types=types,
-                )
+                target = self.resolve_call(dotted, pending, types)
                 if target is not None and target != pending.node.uri:
                     targets.append(target)
                     through = self.attribute_read(dotted, pending, types)

@@ -812,16 +812,16 @@ def _retyped(
     was the old class's.
     Either also when the file's imports changed: the same ``Client`` may be another
     class now (``from a import Client`` became ``from b import Client``)."""
-    variables = {n.uri: n for n in now if n.uko_type in TYPED_VALUE_TYPES and n.uri in before}
+    values = {n.uri: n for n in now if n.uko_type in TYPED_VALUE_TYPES and n.uri in before}
     callables = {n.uri: n for n in now if n.uko_type in PYTHON_CALLABLE_TYPES and n.uri in before}
-    if not variables and not callables:
+    if not values and not callables:
         return set()
-    paths = {n.path for n in [*variables.values(), *callables.values()]}
+    paths = {n.path for n in [*values.values(), *callables.values()]}
     stored_imports = index.nodes.nodes_in_files(resource_id, paths, _IMPORT_TYPES)
     reimported = {path for path, *_ in _imports(now, paths) ^ _imports(stored_imports, paths)}
     changed = set()
-    for n in index.nodes.nodes_at(resource_id, variables.keys() | callables.keys()):
-        current = variables.get(n.uri) or callables[n.uri]  # ``n``: the stored version
+    for n in index.nodes.nodes_at(resource_id, values.keys() | callables.keys()):
+        current = values.get(n.uri) or callables[n.uri]  # ``n``: the stored version
         if current.uko_type == T_VARIABLE:
             # The statement, ``apps = Apps()``: a call, then or now, or a class under
             # another name (``ALIAS``).
