@@ -4,8 +4,10 @@ bulk load, or chunk by chunk when the machine has little memory free."""
 from __future__ import annotations
 
 import io
+import os
 import platform
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import pyoxigraph as ox
 import pytest
 
 from cleveragents_acms.backends import graph_loader
-from cleveragents_acms.backends.graph_loader import _LENGTH, _Chunks, _load
+from cleveragents_acms.backends.graph_loader import _LENGTH, _Chunks, _Followed, _load
 
 
 def _framed(*chunks: bytes, end: bool = True) -> io.BytesIO:
@@ -54,6 +56,47 @@ def test_a_sender_that_stops_mid_stream_is_an_error_not_a_short_load() -> None:
     cut = _framed(b"abcdef").getvalue()[: _LENGTH.size + 3]
     with pytest.raises(EOFError, match="stopped sending"):
         _Chunks(io.BytesIO(cut)).read()
+
+
+def test_the_chunk_file_is_read_as_the_parent_appends_to_it(tmp_path: Path) -> None:
+    """The child follows a file the parent is still writing: a read waits for the bytes
+    appended later, whole chunks or a header first and its chunk after."""
+    path = tmp_path / "chunks"
+    chunks = [b"first", b"x" * 100_000, b"third"]
+    framed = _framed(*chunks).getvalue()
+    with path.open("wb") as out:
+        out.write(framed[:3])  # a header cut short
+        out.flush()
+        reader = os.open(path, os.O_RDONLY)
+
+        def append_the_rest() -> None:
+            for start in range(3, len(framed), 7_000):
+                time.sleep(0.002)
+                out.write(framed[start : start + 7_000])
+                out.flush()
+
+        writer = threading.Thread(target=append_the_rest)
+        writer.start()
+        try:
+            stream = _Chunks(_Followed(reader, os.getppid()))  # type: ignore[arg-type]
+            assert _read_all(stream, 4096) == b"".join(chunks)
+            assert stream.ended
+        finally:
+            writer.join()
+            os.close(reader)
+
+
+def test_a_parent_gone_before_the_end_marker_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    path = tmp_path / "chunks"
+    path.write_bytes(_framed(b"abc", end=False).getvalue())
+    reader = os.open(path, os.O_RDONLY)
+    try:
+        not_the_parent = os.getppid() + 1  # what the parent's pid was, before it died
+        stream = _Chunks(_Followed(reader, not_the_parent))  # type: ignore[arg-type]
+        with pytest.raises(EOFError, match="stopped sending"):
+            _read_all(stream, 64)
+    finally:
+        os.close(reader)
 
 
 @pytest.mark.parametrize("free_gb", [1, 16])

@@ -2855,7 +2855,7 @@ def test_a_failed_background_graph_load_is_redone_by_the_next_run(
 
     def corrupt_first_chunk(self: BackgroundLoad, nodes: Any, **kwargs: Any) -> int:
         if not self.quads:
-            self._chunks.put(b"<urn:broken> <urn:chunk> .\n")
+            self._append(b"<urn:broken> <urn:chunk> .\n")
         return add_nodes(self, nodes, **kwargs)
 
     with monkeypatch.context() as patch:
@@ -2882,6 +2882,44 @@ def test_a_failed_background_graph_load_is_redone_by_the_next_run(
     finally:
         index.close()
     assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+
+
+def test_a_full_disk_while_sending_the_graph_load_stops_its_child_and_frees_the_store(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks for the loader go to a file: a disk full while writing it is the run's
+    clear error, the child is stopped and the store handed back, so the next run (here in
+    the same process, as ``--watch`` would) loads the graph whole."""
+    from cleveragents.errors import CleverAgentsError
+    from cleveragents_acms.backends.graph_loader import BackgroundLoad
+    from cleveragents_acms.indexing import service as service_module
+
+    monkeypatch.setattr(service_module, "_BACKGROUND_GRAPH_NODES", 1)
+    children: list[Any] = []
+    append = BackgroundLoad._append
+
+    def full_disk(self: BackgroundLoad, chunk: bytes) -> None:
+        children.append(self._process)
+        if chunk:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        append(self, chunk)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BackgroundLoad, "_append", full_disk)
+        with pytest.raises(CleverAgentsError, match="disk full"):
+            service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert children and all(child.poll() is not None for child in children)
+    again = service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert again.run is not None and "graph-wait" in again.run.phases
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        nodes = list(index.nodes.iter_current([RESOURCE_A]))
+        typed = index.graph.sparql_query(
+            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
+        )
+        assert nodes and int(typed.triples[0][2]) == len(nodes)
+    finally:
+        index.close()
 
 
 def test_a_first_run_stopped_after_its_graph_load_is_redone_as_a_bulk_load(

@@ -4,10 +4,13 @@ pyoxigraph holds the GIL while it loads, and a cold index of 100k nodes is
 over a million quads: loading them in this process would stall the other
 stores' writes for tens of seconds. A :class:`BackgroundLoad` hands the store
 to a child process (RocksDB allows one writer, so the parent lets go of it),
-streams it TriG through a pipe from a sender thread, and takes the store
-back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes the text
-index, node store and vectors. The child reads the chunks as one stream, for
-a single bulk load: one load per chunk writes a set of index files each time.
+appends the TriG to an unlinked file the child follows as it grows, and takes
+the store back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes
+the text index, node store and vectors. (A pipe fed by a sender thread left
+the child waiting whenever the indexer held the GIL in a long call: 3 s of the
+10k-file benchmark's end, while FAISS wrote its index.) The child reads the
+chunks as one stream, for a single bulk load: one load per chunk writes a set
+of index files each time.
 On the 10k-file benchmark the single load leaves less to do at the end (the
 wait for it: 7-8 s, against 10 s chunk by chunk) and a smaller store until
 RocksDB next compacts it (Django's: 182 MB against 344 MB; both 372 MB once
@@ -24,15 +27,16 @@ preloads a library of their own.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import io
 import os
-import queue
 import struct
 import subprocess
 import sys
-import threading
+import tempfile
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -97,6 +101,33 @@ def loader_environment(allocator: str) -> dict[str, str] | None:
     environment = dict(os.environ, LD_PRELOAD=str(library))
     environment.setdefault("MIMALLOC_PURGE_DELAY", _MIMALLOC_PURGE_DELAY_MS)
     return environment
+
+
+#: How long the child waits for the parent to append more before it looks again.
+_FOLLOW_POLL_SECONDS = 0.005
+
+
+class _Followed:
+    """The chunk file, read while the parent still appends to it: a read waits until it
+    has ``size`` bytes (the parent appends whole chunks), or returns short once the parent
+    is gone (a crash: ``_Chunks`` then says the indexer stopped sending)."""
+
+    def __init__(self, fd: int, parent: int) -> None:
+        self._fd = fd
+        self._parent = parent
+
+    def read(self, size: int) -> bytes:
+        parts: list[bytes] = []
+        while size:
+            data = os.read(self._fd, size)
+            if data:
+                parts.append(data)
+                size -= len(data)
+            elif os.getppid() != self._parent:
+                break
+            else:
+                time.sleep(_FOLLOW_POLL_SECONDS)
+        return b"".join(parts)
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes:
@@ -176,48 +207,67 @@ class BackgroundLoad:
     def __init__(self, backend: OxigraphGraphBackend) -> None:
         self.backend = backend
         self.quads = 0
+        # Beside the store (the index's disk, not a small /tmp); unlinked at once, so
+        # nothing is left behind whatever happens. The child reads it through a
+        # descriptor of its own (its own offset) while this process appends.
+        fd, name = tempfile.mkstemp(prefix=".graph-load-", dir=Path(backend.location).parent)
+        try:
+            reader = os.open(name, os.O_RDONLY)
+        finally:
+            os.unlink(name)
+        self._out: BinaryIO = os.fdopen(fd, "wb")
         backend.close()  # the child needs the store's lock
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(backend.location)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=loader_environment(backend.loader_allocator),
-        )
-        # Writing blocks while the child loads the previous chunk: a thread writes, so
-        # the indexer can go on with the other stores.
-        self._chunks: queue.Queue[bytes] = queue.Queue()
-        self._send_error: BaseException | None = None
-        self._sender = threading.Thread(target=self._send, daemon=True)
-        self._sender.start()
+        try:
+            self._process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    __name__,
+                    str(backend.location),
+                    str(reader),
+                    str(os.getpid()),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                pass_fds=(reader,),
+                env=loader_environment(backend.loader_allocator),
+            )
+        except BaseException:
+            self._out.close()
+            backend.reopen()
+            raise
+        finally:
+            os.close(reader)
 
-    def _send(self) -> None:
-        pipe = self._process.stdin
-        assert pipe is not None
-        while True:
-            chunk = self._chunks.get()
-            try:
-                pipe.write(_LENGTH.pack(len(chunk)))
-                pipe.write(chunk)
-                if not chunk:
-                    pipe.close()
-                    return
-            except BaseException as exc:
-                self._send_error = exc
-                return
+    def _append(self, chunk: bytes) -> None:
+        self._out.write(_LENGTH.pack(len(chunk)))
+        self._out.write(chunk)
+        self._out.flush()
 
     def add_nodes(self, nodes: Iterable[UKONode], *, valid_from: datetime) -> int:
-        """Queue the current version of ``nodes`` (none of them may be current already)."""
+        """Append the current version of ``nodes`` (none of them may be current already)."""
         parts: list[str] = []
         quads = self.backend.node_trig(nodes, valid_from, parts)
         if quads:
-            self._chunks.put("".join(parts).encode("utf-8", "replace"))
+            self._append("".join(parts).encode("utf-8", "replace"))
             self.quads += quads
         return quads
 
+    def end(self) -> None:
+        """Tell the child every node is sent. It then ends its load (sorts and writes the
+        last quads, about 5 s of the 10k-file benchmark) while the indexer writes the
+        other stores, instead of waiting for :meth:`finish` to tell it."""
+        if not self._out.closed:
+            self._append(b"")
+            self._out.close()
+
     def finish(self) -> int:
         """Wait for the child, take the store back; raises if the load failed."""
-        self._chunks.put(b"")
-        self._sender.join()
+        try:
+            self.end()
+        except BaseException:
+            self.abort()  # the child still holds the store
+            raise
         try:
             assert self._process.stdout is not None
             report = self._process.stdout.read().decode(errors="replace").strip()
@@ -225,9 +275,8 @@ class BackgroundLoad:
         finally:
             self.backend.reopen()
         if report != "ok":
-            reason = report or (self._send_error and repr(self._send_error))
             raise CleverAgentsError(
-                f"loading the graph store failed: {reason or 'the loader process died'}"
+                f"loading the graph store failed: {report or 'the loader process died'}"
             )
         return self.quads
 
@@ -236,10 +285,14 @@ class BackgroundLoad:
         if self._process.poll() is None:
             self._process.kill()
         self._process.wait()
-        self._chunks.put(b"")  # a sender blocked on the pipe fails and ends
-        self._sender.join(timeout=5)
+        with contextlib.suppress(OSError):  # a full disk failed the last write already
+            self._out.close()
         self.backend.reopen()
 
 
 if __name__ == "__main__":
-    _load(sys.argv[1], sys.stdin.buffer, sys.stdout.buffer)
+    _load(
+        sys.argv[1],
+        cast(BinaryIO, _Followed(int(sys.argv[2]), int(sys.argv[3]))),
+        sys.stdout.buffer,
+    )
