@@ -4,16 +4,17 @@ pyoxigraph holds the GIL while it loads, and a cold index of 100k nodes is
 over a million quads: loading them in this process would stall the other
 stores' writes for tens of seconds. A :class:`BackgroundLoad` hands the store
 to a child process (RocksDB allows one writer, so the parent lets go of it),
-appends the TriG to an unlinked file the child follows as it grows, and takes
-the store back in :meth:`BackgroundLoad.finish`; meanwhile the indexer writes
-the text index, node store and vectors. (A pipe fed by a sender thread left
-the child waiting whenever the indexer held the GIL in a long call: 3 s of the
-10k-file benchmark's end, while FAISS wrote its index.) The child reads the
-chunks as one stream, for a single bulk load: one load per chunk writes a set
-of index files each time.
-On the 10k-file benchmark the single load leaves less to do at the end (the
-wait for it: 7-8 s, against 10 s chunk by chunk) and a smaller store until
-RocksDB next compacts it (Django's: 182 MB against 344 MB; both 372 MB once
+appends the TriG to an unlinked file the child follows as it grows (what the
+child has not read yet waits there, not in the indexer's memory, and no thread
+has to feed a pipe), marks its end as soon as the last node is sent, and takes
+the store back in :meth:`BackgroundLoad.finish`. Meanwhile the indexer writes
+the text index, node store and vectors, and the child ends its load: told the
+end only by ``finish()``, it sat idle with every quad read and 5 s of sorting
+and writing left, which the 10k-file benchmark then waited for. The child reads
+the chunks as one stream, for a single bulk load: one load per chunk writes a
+set of index files each time: on the 10k-file benchmark it ended sooner (when
+the end was told late, the wait for it was 7-8 s against 10 s chunk by chunk)
+and leaves a smaller store until RocksDB next compacts it (Django's: 182 MB against 344 MB; both 372 MB once
 compacted). The price is memory: pyoxigraph's loader sorts up to a million
 quads per thread at a time, so the child peaks at about 1.8 GB on that corpus
 (0.14 GB chunk by chunk); that bound does not grow with the corpus, and a
