@@ -2745,6 +2745,34 @@ def test_full_disk_is_a_clear_error(
     )
 
 
+@pytest.mark.parametrize("in_background", [True, False])
+def test_the_text_index_commits_beside_name_resolution_when_its_backend_allows(
+    service: RepoIndexingService,
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    in_background: bool,
+) -> None:
+    """Tantivy commits from a thread of its own while names are resolved; a backend that
+    does not say ``commits_in_background`` is committed in the indexer's thread, at the
+    end, as before. Either way the new text is searchable after the run."""
+    import threading
+
+    from cleveragents_acms.backends.text import TantivyTextBackend
+
+    committed_in: list[str] = []
+    commit = TantivyTextBackend.commit
+
+    def noted(self: TantivyTextBackend) -> None:
+        committed_in.append(threading.current_thread().name)
+        commit(self)
+
+    monkeypatch.setattr(TantivyTextBackend, "commit", noted)
+    monkeypatch.setattr(TantivyTextBackend, "commits_in_background", in_background)
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    assert committed_in == ["text-commit" if in_background else threading.current_thread().name]
+    assert _search(service, "demo", "PluginHost", {RESOURCE_A})
+
+
 def test_stale_indexing_rows_are_repaired(service: RepoIndexingService, corpus: Path) -> None:
     """A row left in 'indexing' by a dead process is repaired at start-up."""
     from sqlalchemy import update

@@ -8,22 +8,24 @@ appends the TriG to an unlinked file the child follows as it grows (what the
 child has not read yet waits there, not in the indexer's memory, and no thread
 has to feed a pipe), marks its end as soon as the last node is sent, and takes
 the store back in :meth:`BackgroundLoad.finish`. Meanwhile the indexer writes
-the text index, node store and vectors, and the child ends its load: told the
+the text index, node store and vectors, and the child ends its load. Told the
 end only by ``finish()``, it sat idle with every quad read and 5 s of sorting
-and writing left, which the 10k-file benchmark then waited for. The child reads
-the chunks as one stream, for a single bulk load: one load per chunk writes a
-set of index files each time: on the 10k-file benchmark it ended sooner (when
-the end was told late, the wait for it was 7-8 s against 10 s chunk by chunk)
-and leaves a smaller store until RocksDB next compacts it (Django's: 182 MB against 344 MB; both 372 MB once
-compacted). The price is memory: pyoxigraph's loader sorts up to a million
-quads per thread at a time, so the child peaks at about 1.8 GB on that corpus
-(0.14 GB chunk by chunk); that bound does not grow with the corpus, and a
-machine with less than 4 GB free gets the chunk-by-chunk load. Like the
-in-process bulk loader, the load is not transactional: the indexer repairs a
-partial one on its next run (see ``RepoIndexingService._write_graph``). On Linux
-the child runs with mimalloc preloaded (the ``cmeel-mimalloc`` wheel, a dependency
-there), unless the backend's ``loader_allocator`` is ``"system"`` or the user
-preloads a library of their own.
+and writing left, which the 10k-file benchmark then waited for.
+
+The child reads the chunks as one stream, for a single bulk load (one load per
+chunk writes a set of index files each time). On the 10k-file benchmark that
+ended sooner (when the end was told late, the wait for it was 7-8 s against
+10 s chunk by chunk) and leaves a smaller store until RocksDB next compacts it
+(Django's: 182 MB against 344 MB; both 372 MB once compacted). The price is
+memory: pyoxigraph's loader sorts up to a million quads per thread at a time,
+so the child peaks at about 1.8 GB on that corpus (0.14 GB chunk by chunk);
+that bound does not grow with the corpus, and a machine with less than 4 GB
+free gets the chunk-by-chunk load. Like the in-process bulk loader, the load
+is not transactional: the indexer repairs a partial one on its next run (see
+``RepoIndexingService._write_graph``). On Linux the child runs with mimalloc
+preloaded (the ``cmeel-mimalloc`` wheel, a dependency there), unless the
+backend's ``loader_allocator`` is ``"system"`` or the user preloads a library
+of their own.
 """
 
 from __future__ import annotations

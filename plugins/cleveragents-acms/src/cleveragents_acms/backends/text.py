@@ -160,6 +160,11 @@ class TantivyTextBackend:
     :param snippet_chars: how much of the signature-depth rendering a result carries.
     """
 
+    #: ``commit()`` may run in a thread of its own while other threads go on: Tantivy lets
+    #: go of the GIL while it writes its segments, and the lock keeps other calls waiting
+    #: until it ends. The indexer commits this way beside name resolution.
+    commits_in_background = True
+
     def __init__(
         self,
         location: Path | str,

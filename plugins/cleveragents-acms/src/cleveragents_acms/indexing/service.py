@@ -893,15 +893,16 @@ class RepoIndexingService:
         valid_from = _now().isoformat()
         loader = None
         # The text index has the changed files' documents: it takes the removed files' out
-        # and commits while the rest is written. A run stopped after this leaves it ahead
-        # of the node store, which the next run repairs (see ``rewrite_text``). Rolling it
-        # back waits for the commit to end.
+        # and, when its backend allows, commits while the rest is written. A run stopped
+        # after this leaves it ahead of the node store, which the next run repairs (see
+        # ``rewrite_text``). Rolling it back waits for the commit to end.
         text_commit = None
         if index.text is not None:
             if removed:
                 with _phase(run, "text"):
                     index.text.delete_paths(resource_id, removed)
-            text_commit = _commit_in_background(index.text)
+            if getattr(index.text, "commits_in_background", False):
+                text_commit = _commit_in_background(index.text)
         try:
             paths = [a.relative for a in changed] + list(removed)
             new_nodes: list[UKONode] = [n for a in changed for n in a.result.nodes]
@@ -996,6 +997,8 @@ class RepoIndexingService:
                     index.vectors.commit()
                 if text_commit is not None:
                     text_commit.result()
+                elif index.text is not None:
+                    index.text.commit()
             if loader is not None:
                 with _phase(run, "graph-wait"):
                     pending, loader = loader, None
