@@ -223,8 +223,8 @@ def test_third_party_click_core() -> None:
 def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
     """click's ``__init__`` (``from .core import Command as Command``): each of its
     top-level from-imports is a ``uko-py:ReExport`` whose bindings say what the package
-    answers for; a function's and ``__future__``'s are none, and of a module's only what
-    it imports with ``*`` (see the test below)."""
+    answers for; a function's and ``__future__``'s are none, and of a module's that uses
+    the names only what it imports with ``*`` (see the tests below)."""
     result = analyze(installed("click"), "click/__init__.py")
     assert result.errors == []
     reexports = reexports_of(result.nodes)
@@ -242,7 +242,7 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
 
         def load():
             from .late import Late
-            return Late
+            return Late, Model, h
     """
     nodes = analyze_source(source, "shop/__init__.py")
     reexports = reexports_of(nodes.values())
@@ -253,6 +253,31 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
     assert nodes["import.os.path"].uko_type == "uko-py:Import"
     module = analyze_source(source, "shop/views.py")
     assert bindings(reexports_of(module.values())) == [[["", "shop.extra"]]]
+
+
+def test_a_module_re_exports_what_it_imports_and_names_nowhere_else() -> None:
+    """scikit-learn's ``utils/metadata_routing.py`` imports ``_RoutingNotSupportedMixin``
+    only for its estimators to import it from there: a module's top-level from-import of
+    a name its text names nowhere else is a re-export. A name the module uses (in code,
+    a comment or a string) is not, nor an import inside a function."""
+    source = """
+        from .requests import _RoutingMixin, Router, helper
+        from .checks import Checked
+
+        # helper is documented here
+        def route(request):
+            from .late import Late
+            return Router(request), Late
+
+
+        def check():
+            return "Checked"
+    """
+    nodes = analyze_source(source, "kit/routing.py")
+    reexports = reexports_of(nodes.values())
+    assert bindings(reexports) == [[["_RoutingMixin", "kit.requests._RoutingMixin"]]]
+    assert {n.properties["exported_as"] for n in reexports} == {"kit.routing"}
+    assert nodes["import.kit.checks"].uko_type == "uko-py:Import"
 
 
 def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> None:
@@ -280,7 +305,7 @@ def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> Non
 
         def load():
             from .base import Model
-            return Model
+            return Model, helper, Other, path
     """
     nodes = analyze_source(source, "shop/views.py")
     reexports = reexports_of(nodes.values())
@@ -293,7 +318,9 @@ def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> Non
     ]
     assert {n.properties["exported_as"] for n in reexports} == {"shop.views"}
     assert nodes["import.os"].uko_type == "uko-py:Import"
-    computed = analyze_source("from .base import Model\n__all__ = base.__all__\n", "shop/v.py")
+    computed = analyze_source(
+        "from .base import Model\n__all__ = base.__all__\nKIND = Model\n", "shop/v.py"
+    )
     assert not reexports_of(computed.values())
 
 

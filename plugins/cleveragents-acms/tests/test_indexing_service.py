@@ -810,7 +810,7 @@ def test_python_names_go_on_through_a_module_whose_all_lists_them(
     core = root / "tab" / "core"
     api = (
         "from tab.core.frame import Frame, Hidden\nfrom tab.core.tools import *\n\n"
-        '__all__ = ["Frame"]\n'
+        '__all__ = ["Frame"]\nHIDDEN = Hidden\n'
     )
     _write_tree(
         root,
@@ -846,6 +846,48 @@ def test_python_names_go_on_through_a_module_whose_all_lists_them(
     (core / "api.py").write_text(api)
     _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "listed", monkeypatch)
     assert edges[test][1] == sorted([*reached, "symbol:tab.Hidden"] * 2)
+
+
+def test_a_python_name_goes_on_through_a_module_that_imports_it_for_its_importers(
+    service: RepoIndexingService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """scikit-learn's estimators import ``_RoutingNotSupportedMixin`` from
+    ``utils/metadata_routing.py``, which imports it from ``_metadata_requests.py`` and
+    names it nowhere else: the name goes on to the class. Once the module uses the name
+    itself it is the module's own business again (the name ends there), and when it
+    stops, the name goes on again; each refresh leaves a cold index's edges."""
+    root = tmp_path / "py"
+    routing = (
+        "from kit._requests import _RoutingMixin, Router\n\n\ndef route():\n    return Router()\n"
+    )
+    _write_tree(
+        root,
+        {
+            "kit/__init__.py": "",
+            "kit/_requests.py": "class _RoutingMixin:\n    def routes(self):\n"
+            "        return 1\n\n\nclass Router:\n    pass\n",
+            "kit/routing.py": routing,
+            "kit/estimator.py": "from kit.routing import _RoutingMixin\n\n\n"
+            "class Estimator(_RoutingMixin):\n    def fit(self):\n        return self.routes()\n",
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="py")
+    uri = "https://cleveragents.ai/r/R/kit/"
+    estimator, fit = uri + "estimator.py#Estimator", uri + "estimator.py#Estimator.fit"
+    mixin = uri + "_requests.py#_RoutingMixin"
+    edges = _current_edges(service, "py", RESOURCE_A)
+    assert mixin in edges[estimator][1] and mixin + ".routes" in edges[fit][1]
+
+    used = routing + "\n\nDEFAULT = _RoutingMixin\n"
+    (root / "kit" / "routing.py").write_text(used)
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "used", monkeypatch)
+    assert mixin not in edges[estimator][1]
+    assert "symbol:kit.routing._RoutingMixin" in edges[estimator][1]
+    (root / "kit" / "routing.py").write_text(routing)
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "unused", monkeypatch)
+    assert mixin in edges[estimator][1] and mixin + ".routes" in edges[fit][1]
 
 
 def test_a_python_name_defined_in_alternative_branches_is_depended_on_as_a_set(

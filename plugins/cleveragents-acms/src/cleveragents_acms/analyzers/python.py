@@ -565,11 +565,12 @@ class _ModuleBuilder:
         """What a package's top-level ``from m import a as b`` makes it answer to
         (``[["b", "m.a"]]``; ``["", "m"]`` for ``from m import *``): ``pkg.b`` is
         ``m.a`` to whoever imports it from the package. A package's ``__init__``
-        re-exports so by custom; a module's imports are its own business unless it says
+        re-exports so by custom. A module's imports are its own business unless it says
         otherwise, as PEP 484 reads a stub and type checkers a typed library: the name is
         in the module's ``__all__`` (``pandas.core.api``, whose ``DataFrame`` is
         ``pandas.DataFrame``), imported ``as`` itself (``from m import a as a``), or
-        imported with ``*`` (``astropy.modeling.models``, made of ``import *``)."""
+        imported with ``*`` (``astropy.modeling.models``, made of ``import *``); or
+        the module never names it but there (:meth:`imported_for_others`)."""
         if not (self.module and not parent.qualname) or type(stmt) is not ast.ImportFrom:
             return []
         base = self.absolute(stmt.module, stmt.level)
@@ -584,7 +585,25 @@ class _ModuleBuilder:
             or alias.name == "*"
             or (alias.asname or alias.name) in self.public
             or alias.asname == alias.name
+            or self.imported_for_others(alias.asname or alias.name, stmt)
         ]
+
+    def imported_for_others(self, name: str, stmt: ast.ImportFrom) -> bool:
+        """Whether the module's text names ``name`` nowhere but in this import: such an
+        import is there for the module's importers (scikit-learn's
+        ``utils/metadata_routing.py`` imports ``_RoutingNotSupportedMixin`` only for its
+        estimators to import it from there). At run time every import is importable;
+        the ones the module uses are left out, since most imports are used and a refresh
+        reads every re-export. A mention in a comment or a string counts as a use (a
+        re-export left out, never a wrong one)."""
+        content = self.content
+        statement = self.source(stmt.lineno, stmt.end_lineno or stmt.lineno)
+        start = content.find(statement)  # imports come first: found at once
+        if start < 0:  # lines ended otherwise than by "\n"
+            return content.count(name) == statement.count(name)
+        # A name used is usually used soon after: a short search, not a whole count.
+        end = start + len(statement)
+        return content.find(name, end) < 0 and content.find(name, 0, start) < 0
 
     def assignment(self, stmt: ast.stmt, parent: UKONode, prefix: str) -> list[_Member]:
         is_annotated = type(stmt) is ast.AnnAssign
@@ -1418,7 +1437,9 @@ class PythonAnalyzer:
     #: (``INSTANCE_OF``), and a call through it (``store.session.query()``) reaches the
     #: member of that class, referencing the attribute read.
     #: 18: in the body of ``if isinstance(x, Client):`` ``x`` is a ``Client``.
-    revision = 18
+    #: 19: a module's top-level from-import of a name the module names nowhere else is a
+    #: re-export (``uko-py:ReExport``): importers reach the definition through it.
+    revision = 19
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:
