@@ -2883,6 +2883,20 @@ def test_bad_input(service: RepoIndexingService, tmp_path: Path) -> None:
         service.index_resource(RESOURCE_A, tmp_path, project=" ")
 
 
+def _assert_the_graph_types_every_current_node(service: RepoIndexingService) -> None:
+    """The graph of project ``demo`` holds a type for each of resource A's current nodes
+    (a bulk load that ended whole)."""
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        nodes = list(index.nodes.iter_current([RESOURCE_A]))
+        typed = index.graph.sparql_query(
+            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
+        )
+        assert nodes and int(typed.triples[0][2]) == len(nodes)  # (row, variable, value)
+    finally:
+        index.close()
+
+
 def test_big_fresh_graph_loads_run_in_a_child_process(
     service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -2895,15 +2909,7 @@ def test_big_fresh_graph_loads_run_in_a_child_process(
     monkeypatch.setattr(service_module, "_GRAPH_BATCH", 7)  # many chunks, some tiny
     result = service.index_resource(RESOURCE_A, corpus, project="demo")
     assert result.run is not None and "graph-wait" in result.run.phases
-    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
-    try:
-        nodes = list(index.nodes.iter_current([RESOURCE_A]))
-        typed = index.graph.sparql_query(
-            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
-        )
-        assert int(typed.triples[0][2]) == len(nodes)  # (row, variable, value)
-    finally:
-        index.close()
+    _assert_the_graph_types_every_current_node(service)
     target = corpus / "cleveragents" / "paths.py"
     target.write_text(target.read_text().replace("def home() -> Path:", "def home() -> Path:  # 2"))
     again = service.refresh_index(RESOURCE_A, corpus)
@@ -2942,15 +2948,7 @@ def test_a_failed_background_graph_load_is_redone_by_the_next_run(
 
     again = service.index_resource(RESOURCE_A, corpus, project="demo")
     assert again.run is not None and again.run.files_analyzed == again.run.files_seen
-    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
-    try:
-        nodes = list(index.nodes.iter_current([RESOURCE_A]))
-        typed = index.graph.sparql_query(
-            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
-        )
-        assert nodes and int(typed.triples[0][2]) == len(nodes)
-    finally:
-        index.close()
+    _assert_the_graph_types_every_current_node(service)
     assert _search(service, "demo", "PluginHost", {RESOURCE_A})
 
 
@@ -2981,15 +2979,7 @@ def test_a_full_disk_while_sending_the_graph_load_stops_its_child_and_frees_the_
     assert children and all(child.poll() is not None for child in children)
     again = service.index_resource(RESOURCE_A, corpus, project="demo")
     assert again.run is not None and "graph-wait" in again.run.phases
-    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
-    try:
-        nodes = list(index.nodes.iter_current([RESOURCE_A]))
-        typed = index.graph.sparql_query(
-            "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n a ?t }", scope=frozenset({RESOURCE_A})
-        )
-        assert nodes and int(typed.triples[0][2]) == len(nodes)
-    finally:
-        index.close()
+    _assert_the_graph_types_every_current_node(service)
 
 
 def test_a_first_run_stopped_after_its_graph_load_is_redone_as_a_bulk_load(
