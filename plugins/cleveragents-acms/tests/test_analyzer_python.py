@@ -256,8 +256,8 @@ def test_a_packages_top_level_from_imports_are_its_re_exports() -> None:
 
 
 def test_a_module_re_exports_what_it_imports_and_names_nowhere_else() -> None:
-    """scikit-learn's ``utils/metadata_routing.py`` imports ``_RoutingNotSupportedMixin``
-    only for its estimators to import it from there: a module's top-level from-import of
+    """astropy's ``modeling/models.py`` imports ``fix_inputs`` only for its users to
+    import it from there: a module's top-level from-import of
     a name its text names nowhere else is a re-export. A name the module uses (in code,
     a comment or a string) is not, nor an import inside a function."""
     source = """

@@ -853,9 +853,9 @@ def test_a_python_name_goes_on_through_a_module_that_imports_it_for_its_importer
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """scikit-learn's estimators import ``_RoutingNotSupportedMixin`` from
-    ``utils/metadata_routing.py``, which imports it from ``_metadata_requests.py`` and
-    names it nowhere else: the name goes on to the class. Once the module uses the name
+    """astropy's tests import ``fix_inputs`` from ``modeling/models.py``, which imports it
+    from ``modeling/core.py`` and names it nowhere else: the name goes on to the
+    definition (here a mixin class and its member). Once the module uses the name
     itself it is the module's own business again (the name ends there), and when it
     stops, the name goes on again; each refresh leaves a cold index's edges."""
     root = tmp_path / "py"

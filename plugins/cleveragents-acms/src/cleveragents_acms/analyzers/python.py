@@ -590,9 +590,9 @@ class _ModuleBuilder:
 
     def imported_for_others(self, name: str, stmt: ast.ImportFrom) -> bool:
         """Whether the module's text names ``name`` nowhere but in this import: such an
-        import is there for the module's importers (scikit-learn's
-        ``utils/metadata_routing.py`` imports ``_RoutingNotSupportedMixin`` only for its
-        estimators to import it from there). At run time every import is importable;
+        import is there for the module's importers (astropy's ``modeling/models.py``
+        imports ``fix_inputs`` from ``modeling/core.py`` only for its users to import it
+        from there). At run time every import is importable;
         the ones the module uses are left out, since most imports are used and a refresh
         reads every re-export. A mention in a comment or a string counts as a use (a
         re-export left out, never a wrong one)."""

@@ -216,6 +216,9 @@ class BackgroundLoad:
         fd, name = tempfile.mkstemp(prefix=".graph-load-", dir=Path(backend.location).parent)
         try:
             reader = os.open(name, os.O_RDONLY)
+        except BaseException:
+            os.close(fd)
+            raise
         finally:
             os.unlink(name)
         self._out: BinaryIO = os.fdopen(fd, "wb")
