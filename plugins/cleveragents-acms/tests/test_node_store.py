@@ -265,3 +265,25 @@ def test_a_note_of_writes_in_flight_says_whether_another_store_agrees(tmp_path: 
     finally:
         store.rollback()
         store.close()
+
+
+def test_edges_are_stored_as_json_dumps_writes_them_and_read_back(tmp_path: Path) -> None:
+    """The edges column holds exactly ``json.dumps(edges)`` (the writer builds the text
+    itself, for speed), whatever the names hold: quotes, backslashes, control
+    characters, non-ASCII; no edges is ``[]``."""
+    store = NodeStore(tmp_path / "nodes.db")
+    odd, plain = _node("pkg/a.py", "odd"), _node("pkg/a.py", "plain")
+    odd.edges = [
+        ("uko:dependsOn", 'symbol:a."quoted"\\back'),
+        ("uko:references", "symbol:tab\there\nnewline\x00nul"),
+        ("uko:dependsOn", "symbol:café.naïve.𝔘"),
+    ]
+    store.insert([(n, "fp", None) for n in (odd, plain)], valid_from="2026-01-01")
+    stored = dict(store._db.execute("SELECT uri, edges FROM nodes"))
+    assert stored == {odd.uri: json.dumps(odd.edges), plain.uri: "[]"}
+    back = store.nodes_in_files(RESOURCE, ["pkg/a.py"], ["uko-py:Function"])
+    assert {n.uri: [tuple(e) for e in n.edges] for n in back} == {
+        odd.uri: odd.edges,
+        plain.uri: [],
+    }
+    store.close()

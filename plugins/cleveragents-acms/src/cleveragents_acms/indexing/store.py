@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from datetime import datetime
+from json.encoder import encode_basestring_ascii as _json_string
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -276,6 +277,14 @@ def _columns(node: UKONode) -> tuple[bytes, str]:
     return _compress(renderings), properties
 
 
+def _edges_json(edges: Sequence[tuple[str, str]]) -> str:
+    """``json.dumps(edges)``, the same text at a third of the cost (a cold index writes
+    260k nodes' edges: 0.65 s of ``json.dumps``)."""
+    if not edges:
+        return "[]"
+    return "[[" + "], [".join([_json_string(p) + ", " + _json_string(t) for p, t in edges]) + "]]"
+
+
 class StoredFingerprint(NamedTuple):
     """What a refresh compares of a node's current version."""
 
@@ -425,7 +434,7 @@ class NodeStore:
                 n.parent,
                 n.language,
                 *(ready[n.uri][:2] if n.uri in ready else _columns(n)),
-                json.dumps(n.edges),
+                _edges_json(n.edges),
             )
             for n, fp, rev in nodes
         )
