@@ -259,7 +259,10 @@ def test_a_module_re_exports_what_it_imports_and_names_nowhere_else() -> None:
     """astropy's ``modeling/models.py`` imports ``fix_inputs`` only for its users to
     import it from there: a module's top-level from-import of
     a name its text names nowhere else is a re-export. A name the module uses (in code,
-    a comment or a string) is not, nor an import inside a function."""
+    a comment or a string) is not, nor an import inside a function. Every top-level
+    from-import still says what it binds: the re-export all the names of its statement,
+    an import whose names the module uses its own (importers of ``kit.routing.Checked``
+    reach it all the same)."""
     source = """
         from .requests import _RoutingMixin, Router, helper
         from .checks import Checked
@@ -275,9 +278,18 @@ def test_a_module_re_exports_what_it_imports_and_names_nowhere_else() -> None:
     """
     nodes = analyze_source(source, "kit/routing.py")
     reexports = reexports_of(nodes.values())
-    assert bindings(reexports) == [[["_RoutingMixin", "kit.requests._RoutingMixin"]]]
+    assert bindings(reexports) == [
+        [
+            ["_RoutingMixin", "kit.requests._RoutingMixin"],
+            ["Router", "kit.requests.Router"],
+            ["helper", "kit.requests.helper"],
+        ]
+    ]
     assert {n.properties["exported_as"] for n in reexports} == {"kit.routing"}
-    assert nodes["import.kit.checks"].uko_type == "uko-py:Import"
+    used = nodes["import.kit.checks"]
+    assert used.uko_type == "uko-py:Import"
+    assert json.loads(used.properties["bindings"]) == [["Checked", "kit.checks.Checked"]]
+    assert used.properties["exported_as"] == "kit.routing"
 
 
 def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> None:
@@ -313,8 +325,8 @@ def test_a_module_re_exports_what_its_all_lists_or_it_imports_as_itself() -> Non
         [["", "shop.extra"]],
         [["Extended", "shop.ext.Extended"]],
         [["Late", "shop.late.Late"]],
-        [["Model", "shop.base.Model"]],
-        [["Named", "shop.more.Listed"], ["Kept", "shop.more.Kept"]],
+        [["Model", "shop.base.Model"], ["helper", "shop.base.helper"]],
+        [["Named", "shop.more.Listed"], ["Kept", "shop.more.Kept"], ["Other", "shop.more.Other"]],
     ]
     assert {n.properties["exported_as"] for n in reexports} == {"shop.views"}
     assert nodes["import.os"].uko_type == "uko-py:Import"

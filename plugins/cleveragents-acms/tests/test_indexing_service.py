@@ -803,9 +803,9 @@ def test_python_names_go_on_through_a_module_whose_all_lists_them(
     ``pd.DataFrame``: the package imports ``Frame`` from ``tab.core.api``, a module that
     imports it from ``tab.core.frame`` and lists it in ``__all__``, so the name goes on
     to the class and its member (inherited too); what the module imports with ``*`` goes
-    on too (``helper``). A name the module imports but does not list ends there. Taking
-    the name out of ``__all__`` and the ``*`` import away, and bringing them back, each
-    leave a cold index's edges."""
+    on too (``helper``), and so does a name it imports and uses without listing it
+    (``Hidden``). Taking the imports away (the names end there), and bringing them back,
+    each leave a cold index's edges."""
     root = tmp_path / "py"
     core = root / "tab" / "core"
     api = (
@@ -834,60 +834,86 @@ def test_python_names_go_on_through_a_module_whose_all_lists_them(
     frame = uri + "tab/core/frame.py#"
     helper = uri + "tab/core/tools.py#helper"
     # Each twice: the test depends on what it calls and tests it.
-    reached = [frame + "Frame", frame + "Frame.head", frame + "Base.shape", helper]
-    assert _current_edges(service, "py", RESOURCE_A)[test][1] == sorted(
-        [*reached, "symbol:tab.Hidden"] * 2
-    )
+    reached = [frame + "Frame", frame + "Frame.head", frame + "Base.shape", frame + "Hidden"]
+    reached.append(helper)
+    assert _current_edges(service, "py", RESOURCE_A)[test][1] == sorted(reached * 2)
 
-    (core / "api.py").write_text(api.replace('"Frame"', '"Other"').replace("import *", "helper"))
+    (core / "api.py").write_text('from tab.core.frame import Base\n\n__all__ = ["Base"]\n')
     _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "dropped", monkeypatch)
     names = ["tab.Frame", "tab.Frame.head", "tab.Frame.shape", "tab.core.api.helper"]
     assert edges[test][1] == sorted(["symbol:" + n for n in [*names, "tab.Hidden"]] * 2)
     (core / "api.py").write_text(api)
     _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "listed", monkeypatch)
-    assert edges[test][1] == sorted([*reached, "symbol:tab.Hidden"] * 2)
+    assert edges[test][1] == sorted(reached * 2)
 
 
-def test_a_python_name_goes_on_through_a_module_that_imports_it_for_its_importers(
+def test_a_python_name_goes_on_through_the_modules_that_import_it(
     service: RepoIndexingService,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """astropy's tests import ``fix_inputs`` from ``modeling/models.py``, which imports it
-    from ``modeling/core.py`` and names it nowhere else: the name goes on to the
-    definition (here a mixin class and its member). Once the module uses the name
-    itself it is the module's own business again (the name ends there), and when it
-    stops, the name goes on again; each refresh leaves a cold index's edges."""
+    """Django's ``contrib/admin/helpers.py`` imports ``ForeignObjectRel`` from
+    ``db/models/fields/related.py``, which imports it from ``reverse_related.py`` (and
+    uses it): the name goes on to the definition (here a mixin class and its member)
+    whether the importing module uses it or not, through two modules as through one.
+    It ends where the module defines the name itself, and goes on again once it imports
+    it again. A definition that comes later is reached through both modules, and one
+    that goes is no longer; each refresh leaves a cold index's edges, also one of the
+    importer alone, which reads the two modules' imports as they are stored."""
     root = tmp_path / "py"
     routing = (
-        "from kit._requests import _RoutingMixin, Router\n\n\ndef route():\n    return Router()\n"
+        "from kit._requests import _RoutingMixin, Router, Helper\n\n\n"
+        "def route():\n    return Router(), Helper, _RoutingMixin\n"
+    )
+    requests = (
+        "class _RoutingMixin:\n    def routes(self):\n        return 1\n\n\n"
+        "class Router:\n    pass\n"
     )
     _write_tree(
         root,
         {
             "kit/__init__.py": "",
-            "kit/_requests.py": "class _RoutingMixin:\n    def routes(self):\n"
-            "        return 1\n\n\nclass Router:\n    pass\n",
+            "kit/_requests.py": requests,
             "kit/routing.py": routing,
+            "kit/api.py": "from kit.routing import Helper, Router\n\nAPI = (Helper, Router)\n",
             "kit/estimator.py": "from kit.routing import _RoutingMixin\n\n\n"
             "class Estimator(_RoutingMixin):\n    def fit(self):\n        return self.routes()\n",
+            "app.py": "from kit.api import Helper, Router\n\n\n"
+            "def main():\n    return Helper(), Router()\n",
         },
     )
     service.index_resource(RESOURCE_A, root, project="py")
-    uri = "https://cleveragents.ai/r/R/kit/"
-    estimator, fit = uri + "estimator.py#Estimator", uri + "estimator.py#Estimator.fit"
-    mixin = uri + "_requests.py#_RoutingMixin"
+    uri = "https://cleveragents.ai/r/R/"
+    estimator, fit = uri + "kit/estimator.py#Estimator", uri + "kit/estimator.py#Estimator.fit"
+    mixin, main = uri + "kit/_requests.py#_RoutingMixin", uri + "app.py#main"
+    router, helper = uri + "kit/_requests.py#Router", uri + "kit/_requests.py#Helper"
     edges = _current_edges(service, "py", RESOURCE_A)
     assert mixin in edges[estimator][1] and mixin + ".routes" in edges[fit][1]
+    assert router in edges[main][1] and "symbol:kit.api.Helper" in edges[main][1]
+    # Only the importer changes: the name goes through the two modules as they are stored.
+    app = (root / "app.py").read_text()
+    (root / "app.py").write_text(app + "\n\ndef other():\n    return Router()\n")
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "app", monkeypatch)
+    assert router in edges[main][1] and router in edges[uri + "app.py#other"][1]
 
-    used = routing + "\n\nDEFAULT = _RoutingMixin\n"
-    (root / "kit" / "routing.py").write_text(used)
-    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "used", monkeypatch)
+    own = routing.replace("_RoutingMixin, ", "") + "\n\nclass _RoutingMixin:\n    pass\n"
+    (root / "kit" / "routing.py").write_text(own)
+    run, edges = _refreshed_as_cold(service, root, "py", tmp_path / "own", monkeypatch)
+    # Analysed again: the one file importing the name the module no longer imports
+    # (``estimator.py``), not those importing its other names (``api.py``, ``app.py``).
+    assert (run.files_analyzed, run.files_dependent) == (2, 1)
     assert mixin not in edges[estimator][1]
-    assert "symbol:kit.routing._RoutingMixin" in edges[estimator][1]
+    assert uri + "kit/routing.py#_RoutingMixin" in edges[estimator][1]
     (root / "kit" / "routing.py").write_text(routing)
-    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "unused", monkeypatch)
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "again", monkeypatch)
     assert mixin in edges[estimator][1] and mixin + ".routes" in edges[fit][1]
+
+    (root / "kit" / "_requests.py").write_text(requests + "\n\nclass Helper:\n    pass\n")
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "helper", monkeypatch)
+    assert helper in edges[main][1]
+    (root / "kit" / "_requests.py").write_text(requests)
+    _, edges = _refreshed_as_cold(service, root, "py", tmp_path / "gone", monkeypatch)
+    assert helper not in edges[main][1] and "symbol:kit.api.Helper" in edges[main][1]
 
 
 def test_a_python_name_defined_in_alternative_branches_is_depended_on_as_a_set(

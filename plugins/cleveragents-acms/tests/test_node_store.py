@@ -170,7 +170,7 @@ def test_a_rolled_back_bulk_insert_leaves_the_indexes(tmp_path: Path) -> None:
     indexes = store._db.execute(
         "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'nodes_current%'"
     ).fetchone()[0]
-    assert (rows, indexes) == (0, 4)
+    assert (rows, indexes) == (0, 5)
     store.close()
 
 
@@ -286,4 +286,48 @@ def test_edges_are_stored_as_json_dumps_writes_them_and_read_back(tmp_path: Path
         odd.uri: odd.edges,
         plain.uri: [],
     }
+    store.close()
+
+
+def test_imports_from_a_module_are_read_by_their_own_index_or_in_one_pass(
+    tmp_path: Path,
+) -> None:
+    """A refresh asks which import statements import from some modules (``from m import
+    a``: qualified name ``import.m``, ``import.m~2`` for a file's second one). A few
+    modules go through the import statements' index, one query each; a store made
+    before that index (it comes with the store's next write) and many modules at once
+    are read in one pass instead of a scan per module. Not a module whose name merely
+    starts the same (``import.kit.routings``)."""
+    store = NodeStore(tmp_path / "nodes.db")
+    imports = []
+    for i, qualname in enumerate(
+        ["import.kit.routing", "import.kit.routing~2", "import.kit.routings", "import.kit"]
+    ):
+        node = _node(f"pkg/user_{i}.py", f"from x import y{i}")
+        node.uko_type, node.qualname = "uko-py:Import", qualname
+        node.uri += f"-{i}"
+        imports.append(node)
+    others = [_node(f"pkg/module_{i}.py", f"function_{i}") for i in range(50)]
+    store.insert([(n, "fp", None) for n in [*imports, *others]], valid_from="2026-01-01")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    found = store.imports_from(RESOURCE, ["kit.routing"])
+    store._db.set_trace_callback(None)
+    assert sorted(n.qualname for n in found) == ["import.kit.routing", "import.kit.routing~2"]
+    (lookup,) = [s for s in statements if "FROM nodes" in s]
+    plan = " ".join(row[3] for row in store._db.execute(f"EXPLAIN QUERY PLAN {lookup}"))
+    assert "nodes_current_imports" in plan, plan
+    many = {f"kit.other_{i}" for i in range(3000)} | {"kit"}
+    assert [n.qualname for n in store.imports_from(RESOURCE, many)] == ["import.kit"]
+    store._db.execute("DROP INDEX nodes_current_imports")  # as earlier versions made it
+    store.close()
+
+    store = NodeStore(tmp_path / "nodes.db")
+    found = store.imports_from(RESOURCE, ["kit.routing", "kit"])
+    assert sorted(n.qualname for n in found) == [
+        "import.kit",
+        "import.kit.routing",
+        "import.kit.routing~2",
+    ]
+    assert store.imports_from(RESOURCE, []) == []
     store.close()

@@ -543,9 +543,13 @@ class _ModuleBuilder:
         text = truncate(text, 200)
         properties = {"kind": "import", "module": base}
         reexported = self.reexport(stmt, parent)
-        if reexported:
+        # The names the statement binds in the module: ``pkg.mod.a`` is ``m.a`` to whoever
+        # imports it from there. A re-export's (above) are read by every refresh; a plain
+        # import's only when a name goes through its module (``NodeStore.imports_from``).
+        bound = reexported + [b for b in self.bindings(stmt, parent) if b not in reexported]
+        if bound:
             properties[EXPORTED_AS] = self.module
-            properties[EXPORT_BINDINGS] = json.dumps(reexported)
+            properties[EXPORT_BINDINGS] = json.dumps(bound)
         return self.factory.make(
             PY_REEXPORT if reexported else T_IMPORT,
             text,
@@ -560,6 +564,22 @@ class _ModuleBuilder:
             properties=properties,
             edges=[(DEPENDS_ON, f"symbol:{t}") for t in dict.fromkeys(targets)],
         )
+
+    def bindings(self, stmt: ast.Import | ast.ImportFrom, parent: UKONode) -> list[list[str]]:
+        """What a module's top-level ``from m import a as b`` binds (``[["b", "m.a"]]``),
+        re-exported or not: Django's ``fields/related.py`` imports ``ForeignObjectRel``
+        from ``reverse_related.py`` and uses it, and other modules import it from there
+        all the same. Not ``import *``, whose names the module does not list."""
+        if not (self.module and not parent.qualname) or type(stmt) is not ast.ImportFrom:
+            return []
+        base = self.absolute(stmt.module, stmt.level)
+        if not base or base.startswith(".") or base == "__future__":
+            return []
+        return [
+            [alias.asname or alias.name, f"{base}.{alias.name}"]
+            for alias in stmt.names
+            if alias.name != "*"
+        ]
 
     def reexport(self, stmt: ast.Import | ast.ImportFrom, parent: UKONode) -> list[list[str]]:
         """What a package's top-level ``from m import a as b`` makes it answer to
@@ -1439,7 +1459,9 @@ class PythonAnalyzer:
     #: 18: in the body of ``if isinstance(x, Client):`` ``x`` is a ``Client``.
     #: 19: a module's top-level from-import of a name the module names nowhere else is a
     #: re-export (``uko-py:ReExport``): importers reach the definition through it.
-    revision = 19
+    #: 20: every top-level from-import of a module says what it binds (``EXPORT_BINDINGS``):
+    #: a name imported from a module that imports it (and uses it) reaches its definition.
+    revision = 20
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

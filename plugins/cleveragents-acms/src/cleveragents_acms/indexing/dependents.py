@@ -41,6 +41,8 @@ edges changed) leaves the edges a cold index gives.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -48,6 +50,7 @@ from cleveragents_acms.analyzers._common import (
     ALIAS,
     CALL_RESULT,
     DERIVED_KEY,
+    EXPORT_BINDINGS,
     IMPL_FOR,
     IMPLEMENTS_TRAIT,
     INHERITED_GUESSES,
@@ -85,16 +88,19 @@ from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
     PY_MODULE_TYPES,
     PYTHON_SUFFIXES,
-    REEXPORT_TYPES,
+    REEXPORT_HOPS,
     RUST_HOPS,
     RUST_USE,
     SCRIPT_SUFFIXES,
     SYMBOL,
+    Aliases,
     ReExports,
     answers_beside_none,
+    binds_names,
     default_export_files,
     first_edge,
     module_of,
+    module_prefixes,
     reexport_aliases,
     reexport_types,
     reexports,
@@ -148,10 +154,17 @@ def dependent_files(
     exports = (
         [n for kind in kinds for n in nodes.nodes_of_type(resource_id, kind)] if kinds else None
     )
+    if exports is not None and PY_REEXPORT in kinds:
+        # The plain modules' from-imports are read where needed (``_with_imports_to``):
+        # the touched files' own, for what their bindings were.
+        exports += [
+            n for n in nodes.nodes_in_files(resource_id, touched, [T_IMPORT]) if binds_names(n)
+        ]
     targets, guessed = _name_targets(nodes, resource_id, now, before, gone, touched, exports)
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
     targets |= _changed_trait_methods(nodes, resource_id, now, before, touched)
     targets |= _changed_reexports(nodes, resource_id, now, touched, exports)
+    found |= _importing_through(nodes, resource_id, now, touched, exports)
     if targets:
         pointing = _pointing_to(index, resource_id, targets)
         found |= pointing | _typed_through(index, resource_id, pointing, targets)
@@ -286,9 +299,9 @@ def _name_targets(
     # A module that re-exports another's names (``export * from``, a package's ``from m
     # import a``) answers them too, through it (``resolve.ReExports``).
     if exports is not None:
-        exports_before = exports
+        exports_before = _with_imports_to(nodes, resource_id, exports, keys)
         exports_now = [e for e in exports_before if e.path not in touched]
-        exports_now += [n for n in now if n.uko_type in REEXPORT_TYPES]
+        exports_now += _searchable(nodes, resource_id, [n for n in now if binds_names(n)])
         aliases = reexport_aliases([*exports_before, *exports_now], keys) - keys
         if aliases:
             through_before = _answering_through(stored, exports_before, aliases)
@@ -471,6 +484,130 @@ def _type_name(uri: str) -> str:
     return uri.partition("#")[2].rpartition(".")[2]
 
 
+def _with_imports_to(
+    nodes: NodeStore, resource_id: str, exports: Sequence[UKONode], keys: set[str]
+) -> list[UKONode]:
+    """``exports`` and the stored top-level from-imports of Python modules through which
+    a name leads to one of ``keys`` (``b.X`` to ``a.X`` when ``b.py`` says ``from a import
+    X``; ``b.X.run`` to ``a.X.run``), through ``exports`` and one another, as far as
+    :func:`reexport_aliases` follows them. A refresh reads those only: a tree's plain
+    imports are thousands (25k of the benchmark's 10k files). What they bind of whole
+    modules is left out (:func:`_without_module_bindings`)."""
+    through = _searchable(nodes, resource_id, exports)
+    known = {e.uri for e in exports}
+    found: dict[str, UKONode] = {}
+    seen: set[str] = set()
+    aliases = Aliases(through)
+    names = set(keys) | aliases.of(keys)
+    for _ in range(REEXPORT_HOPS + 1):
+        modules = module_prefixes(names) - seen
+        if not modules:
+            break
+        seen |= modules
+        new = [
+            n
+            for n in nodes.imports_from(resource_id, modules)
+            if binds_names(n) and n.uri not in found and n.uri not in known
+        ]
+        if not new:
+            break
+        kept = _without_module_bindings(nodes, resource_id, new)
+        found.update((n.uri, n) for n in kept)
+        aliases.add(kept)
+        names = set(keys) | aliases.of(keys)
+    return [*through, *found.values()]
+
+
+def _searchable(nodes: NodeStore, resource_id: str, exports: Sequence[UKONode]) -> list[UKONode]:
+    """``exports``, their plain imports without what they bind of whole modules."""
+    plain = [e for e in exports if e.uko_type == T_IMPORT]
+    return [
+        *(e for e in exports if e.uko_type != T_IMPORT),
+        *_without_module_bindings(nodes, resource_id, plain),
+    ]
+
+
+def _without_module_bindings(
+    nodes: NodeStore, resource_id: str, imports: Sequence[UKONode]
+) -> list[UKONode]:
+    """``imports`` without what they bind of whole modules (``from django.db import
+    models``), which a search back from a name does not go through: every name of such a
+    module would have an alias in each module importing it (a thousand of Django's import
+    ``models``), while a reference through another module's import of a module is rare.
+    A statement binding nothing else is left out."""
+    targets = {t for node in imports for _, t in _bound_names(node)}
+    if not targets:
+        return []
+    modules = {
+        n.name
+        for n in nodes.nodes_named([resource_id], targets)
+        if n.uko_type in PY_MODULE_TYPES and not n.qualname
+    }
+    kept: list[UKONode] = []
+    for node in imports:
+        bound = _bound_names(node)
+        named = [[b, t] for b, t in bound if t not in modules]
+        if len(named) == len(bound):
+            kept.append(node)
+        elif named:
+            properties = {**node.properties, EXPORT_BINDINGS: json.dumps(named)}
+            kept.append(dataclasses.replace(node, properties=properties))
+    return kept
+
+
+def _binding_changes(
+    exports: Sequence[UKONode], added: Sequence[UKONode], touched: set[str]
+) -> tuple[set[tuple[str, str, str, str]], set[tuple[str, str, str, str]]]:
+    """(lost, gained) bindings (:func:`reexports`) of the touched files: ``exports`` holds
+    the stored ones, ``added`` the nodes binding names now."""
+    before = set(reexports(e for e in exports if e.path in touched))
+    after = set(reexports(added))
+    return before - after, after - before
+
+
+def _importing_through(
+    nodes: NodeStore,
+    resource_id: str,
+    now: Sequence[UKONode],
+    touched: set[str],
+    exports: list[UKONode] | None,
+) -> set[str]:
+    """The files whose references may go through a name a touched Python module binds,
+    or bound (``b.X`` of ``from a import X`` in ``b.py``): the files importing from ``b``
+    that name it (``from b import X``, ``from pkg import b``, ``import b``), and so on
+    through the modules that import it from them. A reference resolved through the
+    binding names the definition and not the way it went: these files are what
+    analysing again restores a cold index's edges in."""
+    if exports is None:
+        return set()
+    lost, gained = _binding_changes(exports, [n for n in now if binds_names(n)], touched)
+    paths = {
+        f"{module}.{bound}"
+        for path, module, bound, _ in lost | gained
+        if bound and path.endswith(PYTHON_SUFFIXES)
+    }
+    if not paths:
+        return set()
+    through = _with_imports_to(nodes, resource_id, exports, paths)
+    names = paths | reexport_aliases(through, paths)
+    # A statement leads to one of the names when what it binds is the name or a prefix of
+    # it (``from pkg import b`` to ``pkg.b.X``); ``import b`` binds the module it names.
+    prefixes = module_prefixes(names)
+    covered = names | prefixes
+    found: set[str] = set()
+    for node in nodes.imports_from(resource_id, prefixes):
+        module = node.qualname.partition("~")[0][len("import.") :]
+        bound = [t for _, t in _bound_names(node)] or [module]
+        if not covered.isdisjoint(bound):
+            found.add(node.path)
+    return found
+
+
+def _bound_names(node: UKONode) -> list[tuple[str, str]]:
+    """``(name, path)`` of what an import statement binds by name (none for ``import m``)."""
+    return [(b, t) for _, _, b, t in reexports([node]) if b] if binds_names(node) else []
+
+
 def _changed_reexports(
     nodes: NodeStore,
     resource_id: str,
@@ -490,10 +627,8 @@ def _changed_reexports(
     """
     if exports is None:
         return set()
-    added = [n for n in now if n.uko_type in REEXPORT_TYPES]
-    before = set(reexports(e for e in exports if e.path in touched))
-    after = set(reexports(added))
-    lost, gained = before - after, after - before
+    added = [n for n in now if binds_names(n)]
+    lost, gained = _binding_changes(exports, added, touched)
     if not (lost or gained):
         return set()
     changed = lost | gained
@@ -508,7 +643,13 @@ def _changed_reexports(
         globbed |= {n.path for n in modules if not n.qualname and n.name in python}
     reached = nodes.nodes_at(resource_id, nodes.current_fingerprints(resource_id, globbed))
     reached += [n for n in now if n.path in globbed]
-    names = {short_name(t) for _, _, bound, t in changed if bound}
+    # What a Python module binds by name: the files importing through it are found
+    # instead (``_importing_through``), not every reference to a node of that name.
+    names = {
+        short_name(t)
+        for path, _, bound, t in changed
+        if bound and not path.endswith(PYTHON_SUFFIXES)
+    }
     names |= {n.name for n in reached if n.qualname}
     targets = {n.uri for n in nodes.nodes_named([resource_id], names)} if names else set()
     # A path alias stands for a folder (``@/*``): every module below it.
@@ -525,7 +666,8 @@ def _changed_reexports(
         for node in reached
         for path in _through_glob(module, target, node)
     }
-    paths |= reexport_aliases([*exports, *added], paths)
+    through = _with_imports_to(nodes, resource_id, [*exports, *added], paths)
+    paths |= reexport_aliases(through, paths)
     return targets | {SYMBOL + path for path in paths}
 
 
@@ -745,7 +887,8 @@ def _inheriting_files(
     chain += index.nodes.nodes_at(resource_id, variables | aliases)
     keys = {key for cls in chain for key in symbol_keys(cls)}
     called = {key for f in callables for key in symbol_keys(f)}
-    if exports:
+    if exports is not None:
+        exports = _with_imports_to(index.nodes, resource_id, exports, keys | called)
         keys |= reexport_aliases(exports, keys)
         called |= reexport_aliases(exports, called)
     keys |= {key + CALL_RESULT for key in called}

@@ -57,6 +57,7 @@ __all__ = [
     "GUESSED_KEYS",
     "INHERITED_TARGET",
     "PYTHON_SUFFIXES",
+    "PY_IMPORT",
     "PY_MODULE_TYPES",
     "REEXPORT_HOPS",
     "REEXPORT_TYPES",
@@ -66,8 +67,10 @@ __all__ = [
     "SCRIPT_EXPORT",
     "SCRIPT_SUFFIXES",
     "SYMBOL",
+    "Aliases",
     "ReExports",
     "answers_beside_none",
+    "binds_names",
     "crate_module_files",
     "default_export_files",
     "dotted_names",
@@ -76,6 +79,7 @@ __all__ = [
     "is_script",
     "may_export_scripts",
     "module_of",
+    "module_prefixes",
     "reexport_aliases",
     "reexport_types",
     "reexported_names",
@@ -287,6 +291,16 @@ def dotted_names(keys: Iterable[str]) -> set[str]:
     return names
 
 
+def module_prefixes(names: Iterable[str]) -> set[str]:
+    """The dotted modules each of ``names`` may go through (``a.b.c`` -> ``a``, ``a.b``):
+    where a Python module's imports may make it answer for the rest."""
+    found: set[str] = set()
+    for name in names:
+        parts = name.split(".")
+        found.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return found
+
+
 def short_name(key: str) -> str:
     """The name of the nodes that may answer ``key`` (``pkg.mod.Class`` -> ``Class``,
     ``macro:square`` -> ``square``), to look them up by name."""
@@ -399,7 +413,7 @@ def resolve_edges(nodes: Iterable[UKONode], known: Iterable[UKONode] = ()) -> in
             py_modules.add(node.uri)
         if node.uko_type == RUST_USE and node.properties.get("bindings"):
             uses.append(node)
-        elif node.uko_type in REEXPORT_TYPES:
+        elif binds_names(node):
             exports.append(node)
     inherited: dict[str, UKONode] = {}  # nodes with inherited-member guesses
     members: list[tuple[UKONode, str, str]] = []  # Python ``pkg.Class.member`` unresolved
@@ -537,7 +551,18 @@ def _inherited_callee(
 #: name there (``import re``, ``from re import compile``) is a top-level module's, which
 #: only a module node answers (not any definition of the name).
 PY_MODULE_TYPES = frozenset({"uko-py:Module", "uko-py:Package"})
-_PY_IMPORTING = PY_MODULE_TYPES | {"uko-py:Import", PY_REEXPORT}
+PY_IMPORT = "uko-py:Import"
+_PY_IMPORTING = PY_MODULE_TYPES | {PY_IMPORT, PY_REEXPORT}
+
+
+def binds_names(node: UKONode) -> bool:
+    """Whether ``node`` makes its module answer for names of another, followed by
+    :class:`ReExports`: a re-export (:data:`REEXPORT_TYPES`), or a Python module's
+    top-level ``from m import a``, which says what it binds (a refresh reads those of
+    the modules a name goes through only: :meth:`NodeStore.imports_from`)."""
+    return node.uko_type in REEXPORT_TYPES or (
+        node.uko_type == PY_IMPORT and EXPORT_BINDINGS in node.properties
+    )
 
 
 def _in_java_packages(
@@ -755,24 +780,25 @@ class ReExports:
         self.table = table
         self.named: dict[str, dict[str, list[str]]] = {}  # module -> name -> paths
         self.globs: dict[str, list[str]] = {}  # module -> the modules it exports all of
-        for _, module, bound, target in reexports(exports):
-            if bound:
-                self.named.setdefault(module, {}).setdefault(bound, []).append(target)
-            else:
-                self.globs.setdefault(module, []).append(target)
         # The modules the re-exports name: one that exports nothing ends a search even
         # where the table holds no node of it (a refresh's holds a few names' only).
-        self.modules = {t for targets in self.globs.values() for t in targets}
-        self.modules |= {
-            t.rpartition(".")[0]
-            for names in self.named.values()
-            for ts in names.values()
-            for t in ts
-        }
+        self.modules: set[str] = set()
         self._followed: dict[tuple[str, int], set[str]] = {}
         self._steps = 0
         self._begun: list[tuple[str, int]] = []
         self._looked: set[str] | None = None
+        self.extend(exports)
+
+    def extend(self, exports: Iterable[UKONode]) -> None:
+        """Follow names through these re-exports too (what was followed is forgotten)."""
+        for _, module, bound, target in reexports(exports):
+            if bound:
+                self.named.setdefault(module, {}).setdefault(bound, []).append(target)
+                self.modules.add(target.rpartition(".")[0])
+            else:
+                self.globs.setdefault(module, []).append(target)
+                self.modules.add(target)
+        self._followed.clear()
 
     def looked_up(self, names: Iterable[str]) -> set[str]:
         """Every name the searches for ``names`` look up in the table: all they could,
@@ -844,35 +870,50 @@ def reexport_aliases(exports: Iterable[UKONode], names: Iterable[str]) -> set[st
     for ``src.lib.model.Model`` when ``src/lib/index.ts`` says ``export * from
     "./model"``, and on through the modules that export that one's names), members
     included (``src.lib.Model.select``)."""
-    named: dict[str, set[str]] = {}  # path -> the names an export gives it
-    globbed: dict[str, set[str]] = {}  # module -> the modules that export all of it
-    for _, module, bound, target in reexports(exports):
-        if bound:
-            named.setdefault(target, set()).add(f"{module}.{bound}")
-        else:
-            globbed.setdefault(target, set()).add(module)
-    if not (named or globbed):
-        return set()
-    names = set(names)
-    found: set[str] = set()
-    frontier = names
-    for _ in range(REEXPORT_HOPS):
-        reached: set[str] = set()
-        for name in frontier:
-            parts = name.split(".")
-            for cut in range(len(parts) - 1, 0, -1):  # the longest module exported
-                head, tail = ".".join(parts[:cut]), parts[cut:]
-                aliases = named.get(".".join(parts[: cut + 1]), ())
-                barrels = globbed.get(head, ())
-                reached.update(".".join([alias, *tail[1:]]) for alias in aliases)
-                reached.update(".".join([barrel, *tail]).lstrip(".") for barrel in barrels)
-                if aliases or barrels:
-                    break
-        frontier = reached - found - names
-        if not frontier:
-            break
-        found |= frontier
-    return found
+    return Aliases(exports).of(names)
+
+
+class Aliases:
+    """:func:`reexport_aliases` over re-exports added as they are found (the table is
+    built once, not again for each search)."""
+
+    def __init__(self, exports: Iterable[UKONode] = ()) -> None:
+        self.named: dict[str, set[str]] = {}  # path -> the names an export gives it
+        self.globbed: dict[str, set[str]] = {}  # module -> the modules that export all of it
+        self.add(exports)
+
+    def add(self, exports: Iterable[UKONode]) -> None:
+        for _, module, bound, target in reexports(exports):
+            if bound:
+                self.named.setdefault(target, set()).add(f"{module}.{bound}")
+            else:
+                self.globbed.setdefault(target, set()).add(module)
+
+    def of(self, names: Iterable[str]) -> set[str]:
+        """The aliases of ``names``, up to :data:`REEXPORT_HOPS` re-exports away."""
+        named, globbed = self.named, self.globbed
+        if not (named or globbed):
+            return set()
+        names = set(names)
+        found: set[str] = set()
+        frontier = names
+        for _ in range(REEXPORT_HOPS):
+            reached: set[str] = set()
+            for name in frontier:
+                parts = name.split(".")
+                for cut in range(len(parts) - 1, 0, -1):  # the longest module exported
+                    head, tail = ".".join(parts[:cut]), parts[cut:]
+                    aliases = named.get(".".join(parts[: cut + 1]), ())
+                    barrels = globbed.get(head, ())
+                    reached.update(".".join([alias, *tail[1:]]) for alias in aliases)
+                    reached.update(".".join([barrel, *tail]).lstrip(".") for barrel in barrels)
+                    if aliases or barrels:
+                        break
+            frontier = reached - found - names
+            if not frontier:
+                break
+            found |= frontier
+        return found
 
 
 class _RustPaths:

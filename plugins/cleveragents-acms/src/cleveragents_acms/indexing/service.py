@@ -62,13 +62,18 @@ from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRu
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
     INHERITED_TARGET,
+    PY_IMPORT,
+    PY_MODULE_TYPES,
+    REEXPORT_HOPS,
     RUST_CRATE,
     RUST_USE,
     SCRIPT_EXPORT,
     SYMBOL,
     ReExports,
+    binds_names,
     default_export_files,
     dotted_names,
+    module_prefixes,
     reexported_names,
     reexports,
     resolve_edges,
@@ -271,6 +276,7 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
             ]
     if any(is_python(n) for n in new):
         exports = nodes.nodes_of_type(resource_id, PY_REEXPORT)
+        exports += _stored_module_imports(nodes, resource_id, targets, exports)
         if exports:
             # Only the names a search for the targets may look up: what every package
             # re-exports is most of a tree's names.
@@ -279,6 +285,40 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
         # Last: these classes come with their edges, which the resolver follows.
         found += stored_ancestry(nodes, resource_id, new, found)
     return found
+
+
+def _stored_module_imports(
+    nodes: NodeStore, resource_id: str, targets: set[str], exports: list[UKONode]
+) -> list[UKONode]:
+    """The stored top-level from-imports of the Python modules that the searches for
+    ``targets`` go through (``fields.related.ForeignObjectRel``: ``related.py``'s ``from
+    .reverse_related import ForeignObjectRel``), through ``exports`` and one another, as
+    far as :class:`ReExports` follows names: every one a cold index would follow."""
+    imports: dict[str, UKONode] = {}
+    seen: set[str] = set()
+    through = ReExports({}, exports)
+    names = set(targets) | through.looked_up(targets)
+    for _ in range(REEXPORT_HOPS + 1):
+        modules = module_prefixes(names) - seen
+        if not modules:
+            break
+        seen |= modules
+        paths = {
+            n.path
+            for n in nodes.nodes_named([resource_id], modules)
+            if n.uko_type in PY_MODULE_TYPES and n.name in modules
+        }
+        new = [
+            n
+            for n in nodes.nodes_in_files(resource_id, paths, [PY_IMPORT])
+            if binds_names(n) and n.uri not in imports
+        ]
+        if not new:
+            break
+        imports.update((n.uri, n) for n in new)
+        through.extend(new)
+        names = set(targets) | through.looked_up(targets)
+    return list(imports.values())
 
 
 @contextmanager
