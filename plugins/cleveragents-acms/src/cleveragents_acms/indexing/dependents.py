@@ -164,7 +164,7 @@ def dependent_files(
     targets |= gone | _changed_rust_bindings(nodes, resource_id, now, touched)
     targets |= _changed_trait_methods(nodes, resource_id, now, before, touched)
     targets |= _changed_reexports(nodes, resource_id, now, touched, exports)
-    found |= _importing_through(nodes, resource_id, now, touched, exports)
+    found |= _importing_through(index, resource_id, now, touched, exports)
     if targets:
         pointing = _pointing_to(index, resource_id, targets)
         found |= pointing | _typed_through(index, resource_id, pointing, targets)
@@ -566,41 +566,57 @@ def _binding_changes(
 
 
 def _importing_through(
-    nodes: NodeStore,
+    index: ProjectIndex,
     resource_id: str,
     now: Sequence[UKONode],
     touched: set[str],
     exports: list[UKONode] | None,
 ) -> set[str]:
-    """The files whose references may go through a name a touched Python module binds,
-    or bound (``b.X`` of ``from a import X`` in ``b.py``): the files importing from ``b``
-    that name it (``from b import X``, ``from pkg import b``, ``import b``), and so on
-    through the modules that import it from them. A reference resolved through the
-    binding names the definition and not the way it went: these files are what
-    analysing again restores a cold index's edges in."""
+    """The files whose references went through a name a touched Python module no longer
+    binds (``b.X`` of ``from a import X`` in ``b.py``): a reference resolved through the
+    binding names the definition, not the way it went. Those are among the files
+    importing from ``b`` what leads to the name (``from b import X``, ``from pkg import
+    b``, ``import b``, and on through the modules importing it from those) that point
+    into the files of what the statement reached; a statement that reached no node led
+    no reference anywhere. (A name a module binds anew is looked for by the references
+    left unresolved, ``_changed_reexports``.)"""
     if exports is None:
         return set()
-    lost, gained = _binding_changes(exports, [n for n in now if binds_names(n)], touched)
-    paths = {
-        f"{module}.{bound}"
-        for path, module, bound, _ in lost | gained
-        if bound and path.endswith(PYTHON_SUFFIXES)
-    }
-    if not paths:
+    lost, _ = _binding_changes(exports, [n for n in now if binds_names(n)], touched)
+    lost = {c for c in lost if c[2] and c[0].endswith(PYTHON_SUFFIXES)}
+    if not lost:
         return set()
+    nodes = index.nodes
+    statements = nodes.nodes_in_files(resource_id, {c[0] for c in lost}, [T_IMPORT, PY_REEXPORT])
+    lost_names = {(module, bound) for _, module, bound, _ in lost}
+    reached = {
+        target
+        for statement in statements
+        if any((module, b) in lost_names for _, module, b, _ in reexports([statement]))
+        for _, target in statement.edges
+        if not target.startswith(SYMBOL)
+    }
+    if not reached:
+        return set()
+    paths = {f"{module}.{bound}" for module, bound in lost_names}
     through = _with_imports_to(nodes, resource_id, exports, paths)
     names = paths | reexport_aliases(through, paths)
     # A statement leads to one of the names when what it binds is the name or a prefix of
     # it (``from pkg import b`` to ``pkg.b.X``); ``import b`` binds the module it names.
     prefixes = module_prefixes(names)
     covered = names | prefixes
-    found: set[str] = set()
+    importing: set[str] = set()
     for node in nodes.imports_from(resource_id, prefixes):
         module = node.qualname.partition("~")[0][len("import.") :]
         bound = [t for _, t in _bound_names(node)] or [module]
         if not covered.isdisjoint(bound):
-            found.add(node.path)
-    return found
+            importing.add(node.path)
+    if not importing:
+        return set()
+    homes = nodes.paths_of(resource_id, reached)
+    return importing & _pointing_to(
+        index, resource_id, set(nodes.current_fingerprints(resource_id, homes))
+    )
 
 
 def _bound_names(node: UKONode) -> list[tuple[str, str]]:
