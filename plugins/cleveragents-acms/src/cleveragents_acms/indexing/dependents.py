@@ -88,7 +88,6 @@ from cleveragents_acms.indexing.resolve import (
     GUESSED_KEYS,
     PY_MODULE_TYPES,
     PYTHON_SUFFIXES,
-    REEXPORT_HOPS,
     RUST_HOPS,
     RUST_USE,
     SCRIPT_SUFFIXES,
@@ -99,6 +98,7 @@ from cleveragents_acms.indexing.resolve import (
     binds_names,
     default_export_files,
     first_edge,
+    follow_module_imports,
     module_of,
     module_prefixes,
     reexport_aliases,
@@ -496,25 +496,22 @@ def _with_imports_to(
     through = _searchable(nodes, resource_id, exports)
     known = {e.uri for e in exports}
     found: dict[str, UKONode] = {}
-    seen: set[str] = set()
     aliases = Aliases(through)
-    names = set(keys) | aliases.of(keys)
-    for _ in range(REEXPORT_HOPS + 1):
-        modules = module_prefixes(names) - seen
-        if not modules:
-            break
-        seen |= modules
-        new = [
+
+    def read(modules: set[str]) -> list[UKONode]:
+        return [
             n
             for n in nodes.imports_from(resource_id, modules)
             if binds_names(n) and n.uri not in found and n.uri not in known
         ]
-        if not new:
-            break
+
+    def grow(new: list[UKONode]) -> set[str]:
         kept = _without_module_bindings(nodes, resource_id, new)
         found.update((n.uri, n) for n in kept)
         aliases.add(kept)
-        names = set(keys) | aliases.of(keys)
+        return set(keys) | aliases.of(keys)
+
+    follow_module_imports(set(keys) | aliases.of(keys), read, grow)
     return [*through, *found.values()]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 from cleveragents.models.uko import UKONode
@@ -75,6 +75,7 @@ __all__ = [
     "default_export_files",
     "dotted_names",
     "first_edge",
+    "follow_module_imports",
     "is_overload_set",
     "is_script",
     "may_export_scripts",
@@ -299,6 +300,28 @@ def module_prefixes(names: Iterable[str]) -> set[str]:
         parts = name.split(".")
         found.update(".".join(parts[:i]) for i in range(1, len(parts)))
     return found
+
+
+def follow_module_imports(
+    names: set[str],
+    read: Callable[[set[str]], list[UKONode]],
+    grow: Callable[[list[UKONode]], set[str]],
+) -> None:
+    """Read the import statements of the modules ``names`` go through (``read``, given
+    modules, returns the statements new to the search), then of the modules the names
+    they give lead to (``grow`` takes them in and returns the names searched now), until
+    no new module comes: what a refresh reads of a tree's plain imports, where a cold
+    index has them all."""
+    seen: set[str] = set()
+    for _ in range(REEXPORT_HOPS + 1):
+        modules = module_prefixes(names) - seen
+        if not modules:
+            return
+        seen |= modules
+        new = read(modules)
+        if not new:
+            return
+        names = grow(new)
 
 
 def short_name(key: str) -> str:

@@ -64,7 +64,6 @@ from cleveragents_acms.indexing.resolve import (
     INHERITED_TARGET,
     PY_IMPORT,
     PY_MODULE_TYPES,
-    REEXPORT_HOPS,
     RUST_CRATE,
     RUST_USE,
     SCRIPT_EXPORT,
@@ -73,7 +72,7 @@ from cleveragents_acms.indexing.resolve import (
     binds_names,
     default_export_files,
     dotted_names,
-    module_prefixes,
+    follow_module_imports,
     reexported_names,
     reexports,
     resolve_edges,
@@ -295,29 +294,26 @@ def _stored_module_imports(
     .reverse_related import ForeignObjectRel``), through ``exports`` and one another, as
     far as :class:`ReExports` follows names: every one a cold index would follow."""
     imports: dict[str, UKONode] = {}
-    seen: set[str] = set()
     through = ReExports({}, exports)
-    names = set(targets) | through.looked_up(targets)
-    for _ in range(REEXPORT_HOPS + 1):
-        modules = module_prefixes(names) - seen
-        if not modules:
-            break
-        seen |= modules
+
+    def read(modules: set[str]) -> list[UKONode]:
         paths = {
             n.path
             for n in nodes.nodes_named([resource_id], modules)
             if n.uko_type in PY_MODULE_TYPES and n.name in modules
         }
-        new = [
+        return [
             n
             for n in nodes.nodes_in_files(resource_id, paths, [PY_IMPORT])
             if binds_names(n) and n.uri not in imports
         ]
-        if not new:
-            break
+
+    def grow(new: list[UKONode]) -> set[str]:
         imports.update((n.uri, n) for n in new)
         through.extend(new)
-        names = set(targets) | through.looked_up(targets)
+        return set(targets) | through.looked_up(targets)
+
+    follow_module_imports(set(targets) | through.looked_up(targets), read, grow)
     return list(imports.values())
 
 
