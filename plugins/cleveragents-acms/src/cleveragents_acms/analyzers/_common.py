@@ -27,6 +27,7 @@ __all__ = [
     "IMPLEMENTS",
     "IMPLEMENTS_TRAIT",
     "IMPL_FOR",
+    "IMPORT_QUALNAME",
     "INHERITED_GUESSES",
     "INHERITED_TARGET",
     "INHERITS_FROM",
@@ -41,6 +42,7 @@ __all__ = [
     "PROC_MACRO",
     "PROSE_LANGUAGES",
     "PYTHON_SUFFIXES",
+    "PY_IMPORT",
     "PY_REEXPORT",
     "REEXPORT_TYPES",
     "RETURNS",
@@ -63,6 +65,7 @@ __all__ = [
     "first_sentences",
     "forget_go_modules",
     "go_import_path",
+    "imported_module",
     "is_binary",
     "is_python",
     "java_package",
@@ -394,6 +397,19 @@ SCRIPT_EXPORT = "uko-ts:Export"
 #: The UKO type of a Python package's ``from m import a`` at the top of its
 #: ``__init__``: ``pkg.a`` is ``m.a`` as well, as ``export { a } from "./m"`` makes it.
 PY_REEXPORT = "uko-py:ReExport"
+#: The UKO type of a Python import statement that re-exports nothing; a module's
+#: top-level ``from m import a`` still says what it binds (``EXPORT_BINDINGS``).
+PY_IMPORT = "uko-py:Import"
+#: What a Python import statement's qualified name starts with: ``import.<module>``,
+#: the module it imports from (``import.<module>~2`` for a file's second one).
+IMPORT_QUALNAME = "import."
+
+
+def imported_module(qualname: str) -> str:
+    """The module an import statement of this qualified name imports from."""
+    return qualname.partition("~")[0].removeprefix(IMPORT_QUALNAME)
+
+
 #: The node types that make their module answer for names of another: the indexer
 #: follows a name through them (``resolve.ReExports``).
 REEXPORT_TYPES = (SCRIPT_EXPORT, PY_REEXPORT)

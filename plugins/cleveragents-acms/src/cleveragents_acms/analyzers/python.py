@@ -40,11 +40,13 @@ from cleveragents_acms.analyzers._common import (
     CALL_RESULT,
     DEPENDS_ON,
     EXPORT_BINDINGS,
+    IMPORT_QUALNAME,
     INHERITED_GUESSES,
     INHERITED_TARGET,
     INHERITS_FROM,
     INSTANCE_OF,
     MODULE_IMPORTS,
+    PY_IMPORT,
     PY_REEXPORT,
     PYTHON_SUFFIXES,
     RETURNS,
@@ -101,7 +103,7 @@ T_PROPERTY = "uko-py:Property"
 T_TEST = "uko-py:TestFunction"
 T_ATTRIBUTE = "uko-py:Attribute"
 T_VARIABLE = "uko-py:Variable"
-T_IMPORT = "uko-py:Import"
+T_IMPORT = PY_IMPORT
 
 _BUILTINS = frozenset(dir(builtins))
 #: What the body walk never descends into: leaves, scalars, contexts.
@@ -553,7 +555,7 @@ class _ModuleBuilder:
         return self.factory.make(
             PY_REEXPORT if reexported else T_IMPORT,
             text,
-            f"import.{base}",
+            f"{IMPORT_QUALNAME}{base}",
             stmt.lineno,
             stmt.end_lineno or stmt.lineno,
             parent,

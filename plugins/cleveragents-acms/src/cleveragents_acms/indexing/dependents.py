@@ -65,6 +65,7 @@ from cleveragents_acms.analyzers._common import (
     RUST_METHOD,
     RUST_TRAIT,
     USES_TYPE,
+    imported_module,
 )
 from cleveragents_acms.analyzers.python import T_ATTRIBUTE, T_IMPORT, T_METHOD, T_VARIABLE
 from cleveragents_acms.indexing.go_interfaces import (
@@ -604,8 +605,7 @@ def _importing_through(
     covered = names | prefixes
     importing: set[str] = set()
     for node in nodes.imports_from(resource_id, prefixes):
-        module = node.qualname.partition("~")[0][len("import.") :]
-        bound = [t for _, t in _bound_names(node)] or [module]
+        bound = [t for _, t in _bound_names(node)] or [imported_module(node.qualname)]
         if not covered.isdisjoint(bound):
             importing.add(node.path)
     if not importing:

@@ -33,6 +33,7 @@ from cleveragents_acms.analyzers._common import (
     MODULE_IMPORTS,
     ON_DEMAND_IMPORTS,
     PROC_MACRO,
+    PY_IMPORT,
     PY_REEXPORT,
     PYTHON_SUFFIXES,
     REEXPORT_TYPES,
@@ -574,7 +575,6 @@ def _inherited_callee(
 #: name there (``import re``, ``from re import compile``) is a top-level module's, which
 #: only a module node answers (not any definition of the name).
 PY_MODULE_TYPES = frozenset({"uko-py:Module", "uko-py:Package"})
-PY_IMPORT = "uko-py:Import"
 _PY_IMPORTING = PY_MODULE_TYPES | {PY_IMPORT, PY_REEXPORT}
 
 

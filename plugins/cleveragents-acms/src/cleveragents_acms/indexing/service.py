@@ -237,8 +237,9 @@ def _stored_answers(nodes: NodeStore, resource_id: str, new: Sequence[UKONode]) 
     ``use`` of the resource with what it brings in (Rust paths go through them) and
     every ``impl Trait for Type`` (a trait's methods are its types'), when
     JavaScript or TypeScript files did, every ``export … from`` with what it names, when
-    Python files did, every package's ``from m import a`` with what it names, and the
-    classes and members their inherited-member guesses may go through."""
+    Python files did, every package's ``from m import a`` with what it names, the
+    from-imports of the modules the targets go through (:func:`_stored_module_imports`),
+    and the classes and members their inherited-member guesses may go through."""
     targets = {
         # ``pkg.make_client().get`` goes through ``pkg.make_client``: looked up without ``()``
         t[len(SYMBOL) :].replace(CALL_RESULT, "")

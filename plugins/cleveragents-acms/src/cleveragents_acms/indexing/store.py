@@ -31,6 +31,8 @@ from cleveragents.models.uko import UKONode
 from cleveragents_acms.analyzers._common import (
     DEFAULT_EXPORT,
     IMPLEMENTS_TRAIT,
+    IMPORT_QUALNAME,
+    PY_IMPORT,
     PY_REEXPORT,
     RUST_CRATE,
     RUST_IMPL,
@@ -38,6 +40,7 @@ from cleveragents_acms.analyzers._common import (
     RUST_USE,
     SCRIPT_EXPORT,
     SYMBOL,
+    imported_module,
 )
 
 __all__ = [
@@ -82,10 +85,10 @@ CREATE TABLE IF NOT EXISTS nodes (
 #: m import a``, which names go through,
 #: Rust crates' roots and modules, from which paths start and through which they go, and
 #: Rust ``impl`` blocks, whose traits give types methods (:meth:`NodeStore.rust_trait_impls`).
-#: Python's import statements, re-exporting or not.
-_IMPORTS = f"uko_type IN ('uko-py:Import', '{PY_REEXPORT}')"
 LISTED_TYPES = (PY_REEXPORT, RUST_CRATE, RUST_IMPL, RUST_MODULE, RUST_USE, SCRIPT_EXPORT)
 _LISTED = "uko_type IN ({})".format(", ".join(f"'{t}'" for t in LISTED_TYPES))
+#: Python's import statements, re-exporting or not.
+_IMPORTS = f"uko_type IN ('{PY_IMPORT}', '{PY_REEXPORT}')"
 #: The lookups of current nodes, by name.
 _INDEXES = {
     "nodes_current_uri": "nodes(uri) WHERE is_current = 1",
@@ -742,23 +745,17 @@ class NodeStore:
                 "AND resource_id = ?",
                 (resource_id,),
             )
-            return [
-                _light_node(row)
-                for row in rows
-                if row["qualname"].partition("~")[0][len("import.") :] in wanted
-            ]
+            return [_light_node(row) for row in rows if imported_module(row["qualname"]) in wanted]
         found: list[UKONode] = []
         for module in sorted(wanted):
-            low = f"import.{module}"
+            low = f"{IMPORT_QUALNAME}{module}"
             rows = self._db.execute(
                 f"SELECT {_LIGHT} FROM nodes WHERE is_current = 1 AND {_IMPORTS} "
                 "AND resource_id = ? AND qualname >= ? AND qualname < ?",
                 (resource_id, low, low + "\U0010ffff"),
             )
             found += [
-                _light_node(row)
-                for row in rows
-                if row["qualname"] == low or row["qualname"].startswith(low + "~")
+                _light_node(row) for row in rows if imported_module(row["qualname"]) == module
             ]
         return found
 
