@@ -304,6 +304,79 @@ def test_keys_survive_uris_with_line_breaks(tmp_path: Path) -> None:
     assert reopened.delete_uris(["plain"]) == 1 and reopened.count() == 1
 
 
+def test_a_few_uris_are_found_in_the_keys_files_uri_order(tmp_path: Path) -> None:
+    """The keys file lists the rows in URI order: a reopened index finds a few URIs by
+    binary search (non-ASCII ones among them, in the order str comparison gives), without
+    a map of every URI, and what it removes and adds reads back as with the map."""
+    words = ["zeta", "Äpfel", "alpha", "ünd", "b", "ß"] * 40
+    names = [f"r/{word}#{i}" for i, word in enumerate(words)]
+    backend = FaissVectorBackend(tmp_path / "v", **LAZY)
+    vectors = random_vectors(len(names))
+    backend.add([EmbeddingChunk(n, f"content {n}") for n in names], vectors, resource_id=A)
+    backend.commit()
+    keys = storage.read_keys(next((tmp_path / "v").glob("keys-*.bin")))
+    column = keys._uris
+    assert isinstance(column, storage.UriColumn)
+    assert [column[int(row)] for row in column._by_uri] == sorted(names)
+    assert all(column.row_of(n) == row for row, n in enumerate(names))
+    assert column.row_of("r/zeta#") == column.row_of("") == column.row_of("zzz") == -1
+
+    reopened = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert reopened.delete_uris([names[1], names[3], "r/none#0"]) == 2
+    assert reopened.delete_uris([names[1]]) == 0  # gone already
+    reopened.add([EmbeddingChunk(names[3], "again")], vectors[3:4], resource_id=B)
+    assert reopened.update_metadata({names[3]: {"n": "3"}, names[1]: {"n": "1"}}) == {names[1]}
+    assert reopened._uri_map is None
+    reopened.commit()
+    again = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert (again.count(A), again.count(B)) == (len(names) - 2, 1)
+    hit = again.similarity_search(vectors[3], scope=frozenset({B}), top_k=1)[0]
+    assert (hit.uko_uri, hit.content, hit.metadata["n"]) == (names[3], "again", "3")
+    # Many URIs at once: the map of them all is derived instead, with the same answer.
+    assert again.delete_uris(names[:100]) == 99 and again._uri_map is not None
+    assert again.count() == len(names) - 100  # names[1] went before, names[3] came back
+
+
+def test_keys_written_before_the_uri_order_still_open(tmp_path: Path) -> None:
+    """A keys file with only ids, owners, offsets and the URI lines (as written before
+    the URI order) opens; URIs are then found through the map of them all."""
+    _, vectors = committed_base(tmp_path / "v", count=100, **LAZY)
+    keys = next((tmp_path / "v").glob("keys-*.bin"))
+    raw = keys.read_bytes()
+    end = raw.index(b"\n")
+    header = json.loads(raw[:end])
+    assert header.pop("uri_index") is True
+    width = 8 * header["count"]
+    start = end + 1
+    old = json.dumps(header).encode() + b"\n" + raw[start : start + 3 * width]
+    keys.write_bytes(old + raw[start + 5 * width :])
+    data = manifest(tmp_path / "v")
+    data["files"]["keys"]["size"] = keys.stat().st_size
+    (tmp_path / "v" / storage.MANIFEST_NAME).write_text(json.dumps(data))
+    reopened = FaissVectorBackend(tmp_path / "v", verify_checksums=False)
+    assert not reopened.needs_rebuild and isinstance(reopened._entries._uris, list)
+    assert reopened.delete_uris(["a#4"]) == 1 and reopened._uri_map is not None
+    found = reopened.similarity_search(vectors[4], scope=frozenset({A}), top_k=100)
+    assert len(found) == 99 and "a#4" not in {r.uko_uri for r in found}
+    # The next commit (a delta) writes the keys again, with the order; the base's own
+    # index and entries stay as they were.
+    index_file = data["files"]["index"]["name"]
+    reopened.commit()
+    upgraded = manifest(tmp_path / "v")["files"]
+    assert upgraded["keys"]["name"] != keys.name and not keys.exists()
+    assert upgraded["index"]["name"] == index_file and "delta_vectors" in upgraded
+    again = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert isinstance(again._entries._uris, storage.UriColumn) and again.count() == 99
+    assert again.delete_uris(["a#5", "a#4"]) == 1 and again._uri_map is None
+    again.commit()
+    assert manifest(tmp_path / "v")["files"]["keys"]["name"] == upgraded["keys"]["name"]
+    last = FaissVectorBackend(tmp_path / "v", **LAZY)
+    found = last.similarity_search(vectors[6], scope=frozenset({A}), top_k=100)
+    assert sorted(r.uko_uri for r in found) == sorted(
+        f"a#{i}" for i in range(100) if i not in (4, 5)
+    )
+
+
 def test_a_bulk_build_goes_straight_into_the_index(tmp_path: Path) -> None:
     """Before the first commit (or after reset()) a big delta joins the in-memory index."""
     backend = FaissVectorBackend(tmp_path / "v", delta_min=50)

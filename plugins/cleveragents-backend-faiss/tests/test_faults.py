@@ -158,6 +158,26 @@ def test_keys_that_disagree_with_the_index_are_corrupt(tmp_path: Path) -> None:
     assert backend.needs_rebuild and "does not match" in str(backend.corruption)
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "why"),
+    [(4, 0, "names a row twice"), (4, 99, "names rows it lacks"), (3, 10**6, "do not fit")],
+)
+def test_a_damaged_uri_order_is_corrupt(tmp_path: Path, column: int, value: int, why: str) -> None:
+    """The keys file's URI order (which rows, in URI order) and line ends are checked when
+    it is read: a URI looked up in a damaged one would be missed, its vector kept."""
+    build(tmp_path / "v")
+    keys = data_file(tmp_path / "v", "keys")
+    raw = bytearray(keys.read_bytes())
+    start = raw.index(b"\n") + 1
+    at = start + 8 * 10 * column + 8  # the column's second value
+    raw[at : at + 8] = value.to_bytes(8, "little")
+    keys.write_bytes(bytes(raw))
+    with pytest.raises(storage.CorruptIndexError, match=why):
+        storage.read_keys(keys)
+    backend = FaissVectorBackend(tmp_path / "v", verify_checksums=False)
+    assert backend.needs_rebuild and why in str(backend.corruption)
+
+
 def test_entries_that_disagree_with_the_keys_are_found_when_read(tmp_path: Path) -> None:
     """An entries line that is not the one the keys point at: set aside at first read."""
     data = build(tmp_path / "v")

@@ -56,7 +56,7 @@ import threading
 from collections.abc import Collection, Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cleveragents.errors import BusinessRuleViolation, ConfigurationError
 from cleveragents.files import sync_directory
@@ -147,6 +147,8 @@ class FaissVectorBackend:
         self._full_write = False
         #: Keys of an index written before keys files existed, for the next commit to record.
         self._legacy_keys: dict[int, storage.Entry] | None = None
+        #: True when the keys file predates the URI order: the next commit writes it anew.
+        self._unordered_keys = False
         self._next_id = 0
         self._generation = 0
         self._dirty = False
@@ -200,6 +202,7 @@ class FaissVectorBackend:
         entries: MutableMapping[int, storage.Entry]
         if manifest.keys_file is not None:
             entries = storage.read_keys(self._verify(manifest.keys_file, eager=True))
+            self._unordered_keys = not entries.has_uri_order
         else:  # written before keys files: read the entries whole, record keys next commit
             entries = storage.read_entries(entries_path)
             self._legacy_keys = dict(entries)
@@ -751,12 +754,18 @@ class FaissVectorBackend:
         return {vector_id: self._entries[vector_id] for vector_id in ids}
 
     def _ids_of(self, uris: Collection[str]) -> dict[str, int]:
-        """URI -> id of those of ``uris`` the index holds (the URI map is derived from the
-        entries for the first URIs asked for, then kept up to date)."""
+        """URI -> id of those of ``uris`` the index holds. A few URIs are looked up in the
+        keys file's URI order; for more, the URI map is derived from the entries, then
+        kept up to date."""
         if not uris:
             return {}
         if self._uri_map is None:
             entries = self._entries
+            # A binary search costs about as much as 30 entries of the map do.
+            if isinstance(entries, storage.EntryTable) and len(uris) * 32 <= len(entries):
+                found = entries.ids_of(uris)
+                if found is not None:
+                    return found
             if isinstance(entries, storage.EntryTable):
                 self._uri_map = entries.uri_ids()
             else:
@@ -1200,7 +1209,7 @@ class FaissVectorBackend:
         self._checked = {record.name for record in records}
         self._base, self._base_count, self._full_write = manifest, len(self._entries), False
         self._base_dead = len(self._tombstones)
-        self._legacy_keys = None
+        self._legacy_keys, self._unordered_keys = None, False
 
     def _discard(self, temporary: list[Path], names: Sequence[str]) -> None:
         """Remove the files of a write that failed before its manifest was published."""
@@ -1217,7 +1226,8 @@ class FaissVectorBackend:
         vectors_name, entries_name = storage.delta_names(generation)
         names = [vectors_name, entries_name]
         keys_record = base.keys_file
-        if keys_record is None and self._legacy_keys is not None:
+        rewrite = self._unordered_keys and isinstance(self._entries, storage.EntryTable)
+        if (keys_record is None and self._legacy_keys is not None) or rewrite:
             names.append(storage.generation_names(base.generation)[2])
         temporary = [self.location / f"{name}.tmp" for name in names]
         try:
@@ -1227,7 +1237,9 @@ class FaissVectorBackend:
             entries = self._entries_of(ids.tolist())
             updated = self._entries_of(self._updated)
             storage.write_delta_entries(temporary[1], self._deleted, entries, updated)
-            if len(temporary) == 3:
+            if rewrite:  # the base's keys again, with the URI order
+                cast(storage.EntryTable, self._entries).write_keys(temporary[2])
+            elif len(temporary) == 3:
                 legacy = self._legacy_keys or {}
                 storage.write_keys(temporary[2], legacy, {i: e.offset for i, e in legacy.items()})
             paths = [
@@ -1257,7 +1269,7 @@ class FaissVectorBackend:
             raise
         self._checked.update(record.name for record in records)
         self._base = manifest
-        self._legacy_keys = None
+        self._legacy_keys, self._unordered_keys = None, False
 
     def _publish(self, manifest: storage.Manifest) -> None:
         """The commit point: replace the manifest, then remove files it no longer names."""

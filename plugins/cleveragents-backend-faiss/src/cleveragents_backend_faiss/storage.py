@@ -8,13 +8,16 @@ other commit::
     manifest.json              format, embedder, dimension, count, the files below
     index-<gen>-<tag>.faiss    base: the FAISS index (vectors and, for HNSW, the graph)
     entries-<gen>-<tag>.jsonl  base: one line per vector: id, UKO URI, resource, content, metadata
-    keys-<gen>-<tag>.bin       base: ids, URIs, resources and line offsets of the entries file
+    keys-<gen>-<tag>.bin       base: ids, URIs (and their order), resources and line offsets
+                               of the entries file
     delta-<gen>-<tag>.npy      delta: the vectors added since the base (float32 rows)
     delta-<gen>-<tag>.jsonl    delta: ids of base vectors removed since, then one line per row,
                                then base entries given new metadata (a moved node's lines)
 
 Opening reads only the manifest, the keys file and the delta; the base index
-and the entries' content are read when a search or a compaction needs them.
+and the entries' content are read when a search or a compaction needs them. A URI
+is looked up in the keys file's URI order, not in a map of them all; a keys file
+written before that order had its place is written again by the next commit.
 An index written before deltas existed (no keys, no delta) is a base with an
 empty delta, and is read as such. A manifest without a delta keeps format
 version 1, so readers that predate deltas still open it, and one whose delta
@@ -63,6 +66,7 @@ __all__ = [
     "EntryTable",
     "FileRecord",
     "Manifest",
+    "UriColumn",
     "atomic_write_text",
     "commit_lock",
     "delta_names",
@@ -474,27 +478,90 @@ def write_keys(path: Path, entries: Mapping[int, Entry], offsets: Mapping[int, i
     """Write the keys file: what opening needs of the entries file, without the content.
 
     A JSON header line (count, resources), then the ids, owners (index into the
-    resources) and line offsets as little-endian int64 columns, then the URIs one
-    per line (as a JSON array instead if one of them holds a line break).
+    resources) and line offsets as little-endian int64 columns, then, when the URIs are
+    written one per line, where each line ends and the rows in URI order (two more
+    columns, ``"uri_index"`` in the header: a URI is found by binary search without
+    reading them all), then the URIs one per line (as a JSON array instead if one of
+    them holds a line break).
     """
-    import numpy as np
-
     ids = sorted(offsets)
     resources: dict[str, int] = {}
     owners = [resources.setdefault(entries[i].resource_id, len(resources)) for i in ids]
     uris = [entries[i].uri for i in ids]
+    _write_key_columns(path, ids, owners, [offsets[i] for i in ids], uris, list(resources))
+
+
+def _write_key_columns(
+    path: Path, ids: Any, owners: Any, offsets: Any, uris: list[str], resources: list[str]
+) -> None:
+    """The keys file of these columns (see :func:`write_keys`)."""
+    import numpy as np
+
     as_lines = not any("\n" in u or "\r" in u for u in uris)
-    header = {
-        "count": len(ids),
-        "resources": list(resources),
+    header: dict[str, Any] = {
+        "count": len(uris),
+        "resources": resources,
         "uris": "lines" if as_lines else "json",
     }
+    columns: list[Any] = [ids, owners, offsets]
+    if as_lines:
+        encoded = [u.encode("utf-8") for u in uris]
+        text = b"\n".join(encoded)
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        header["uri_index"] = True
+        # UTF-8 bytes sort as their code points do: the order str comparison gives too.
+        by_uri = sorted(range(len(encoded)), key=encoded.__getitem__)
+        columns += [np.cumsum(lengths + 1) - 1, by_uri]
+    else:
+        text = json.dumps(uris, ensure_ascii=False).encode("utf-8")
     with path.open("wb") as handle:
         handle.write((json.dumps(header, ensure_ascii=False) + "\n").encode("utf-8"))
-        for column in (ids, owners, [offsets[i] for i in ids]):
+        for column in columns:
             handle.write(np.asarray(column, dtype="<i8").tobytes())
-        text = "\n".join(uris) if as_lines else json.dumps(uris, ensure_ascii=False)
-        handle.write(text.encode("utf-8"))
+        handle.write(text)
+
+
+class UriColumn:
+    """The URIs of a keys file, one per line, with the end of each line and the rows in
+    URI order: a URI is found by binary search and decoded when asked for. Opening an
+    index of 260k vectors does not split 26 MB into strings (60 ms), nor does a refresh
+    that removes a file's few vectors build a map of every URI (70 ms more)."""
+
+    def __init__(self, raw: bytes, start: int, ends: Any, by_uri: Any) -> None:
+        self._raw = raw
+        self._start = start
+        # Memory views: an element read from one is a Python int at once (numpy's
+        # scalars are several times slower to index and compare).
+        self._ends = memoryview(ends)
+        self._by_uri = memoryview(by_uri)
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def _bytes(self, row: int) -> bytes:
+        start = self._start + (self._ends[row - 1] + 1 if row else 0)
+        return self._raw[start : self._start + self._ends[row]]
+
+    def __getitem__(self, row: int) -> str:
+        return self._bytes(row).decode("utf-8")
+
+    def as_list(self) -> list[str]:
+        """Every URI, by row (what a map of them all is built from)."""
+        return self._raw[self._start :].decode("utf-8").split("\n") if len(self) else []
+
+    def row_of(self, uri: str) -> int:
+        """The row of ``uri``, or -1."""
+        key = uri.encode("utf-8")
+        order, low, high = self._by_uri, 0, len(self._by_uri)
+        while low < high:
+            middle = (low + high) >> 1
+            if self._bytes(order[middle]) < key:
+                low = middle + 1
+            else:
+                high = middle
+        if low < len(order) and self._bytes(order[low]) == key:
+            return int(order[low])
+        return -1
 
 
 class EntryTable(MutableMapping[int, Entry]):
@@ -506,7 +573,12 @@ class EntryTable(MutableMapping[int, Entry]):
     """
 
     def __init__(
-        self, ids: Any, uris: list[str], resources: list[str], owners: Any, offsets: Any
+        self,
+        ids: Any,
+        uris: list[str] | UriColumn,
+        resources: list[str],
+        owners: Any,
+        offsets: Any,
     ) -> None:
         import numpy as np
 
@@ -617,9 +689,42 @@ class EntryTable(MutableMapping[int, Entry]):
     def max_id(self) -> int:
         return max(self._last, max(self._extra, default=-1))
 
+    @property
+    def has_uri_order(self) -> bool:
+        """Whether URIs are found by binary search (:meth:`ids_of`): the keys file was
+        written with its URIs in order, or they hold a line break (no order to write)."""
+        return isinstance(self._uris, UriColumn) or any("\n" in u or "\r" in u for u in self._uris)
+
+    def write_keys(self, path: Path) -> None:
+        """Write the keys file this table was read from again, with the URI order (every
+        base row, removed since or not, as the base's files hold them)."""
+        column = self._uris
+        uris = column.as_list() if isinstance(column, UriColumn) else list(column)
+        _write_key_columns(path, self._ids, self._owners, self._offsets, uris, self._resources)
+
+    def ids_of(self, uris: Iterable[str]) -> dict[str, int] | None:
+        """URI -> id of the live entries among ``uris``, each found by binary search; None
+        when the keys file has no URI order (one written before it): :meth:`uri_ids`."""
+        column = self._uris
+        if not isinstance(column, UriColumn):
+            return None
+        added = {entry.uri: vector_id for vector_id, entry in self._extra.items()}
+        found: dict[str, int] = {}
+        for uri in uris:
+            vector_id = added.get(uri)
+            if vector_id is None:
+                row = column.row_of(uri)
+                if row < 0 or not self._alive[row]:
+                    continue
+                vector_id = int(self._ids[row])
+            found[uri] = vector_id
+        return found
+
     def uri_ids(self) -> dict[str, int]:
         """URI -> id of the live entries, built column-wise."""
-        uri_ids = dict(zip(self._uris, self._ids.tolist(), strict=True))
+        column = self._uris
+        uris = column.as_list() if isinstance(column, UriColumn) else column
+        uri_ids = dict(zip(uris, self._ids.tolist(), strict=True))
         for row in (~self._alive).nonzero()[0].tolist():  # few: removed since the base
             del uri_ids[self._uris[row]]
         for vector_id, entry in self._extra.items():
@@ -650,19 +755,28 @@ def read_keys(path: Path) -> EntryTable:
         resources = [str(r) for r in header["resources"]]
         start = end + 1
         width = 8 * count
-        if count < 0 or len(raw) < start + 3 * width:
+        indexed = header["uris"] == "lines" and bool(header.get("uri_index"))
+        columns = 5 if indexed else 3
+        if count < 0 or len(raw) < start + columns * width:
             raise ValueError("shorter than its columns")
-        ids, owners, offsets = (
+        ids, owners, offsets, *index = (
             np.frombuffer(raw, dtype="<i8", count=count, offset=start + n * width).astype(np.int64)
-            for n in range(3)
+            for n in range(columns)
         )
-        text = raw[start + 3 * width :].decode("utf-8")
-        if header["uris"] == "lines":
-            uris = text.split("\n") if count else []
+        uris: list[str] | UriColumn
+        if indexed:
+            ends, by_uri = index
+            text_start = start + columns * width
+            _check_uri_index(ends, by_uri, len(raw) - text_start)
+            uris = UriColumn(raw, text_start, ends, by_uri)
         else:
-            uris = [str(u) for u in json.loads(text)]
-        if len(uris) != count:
-            raise ValueError(f"{len(uris)} URIs for {count} ids")
+            text = raw[start + columns * width :].decode("utf-8")
+            if header["uris"] == "lines":
+                uris = text.split("\n") if count else []
+            else:
+                uris = [str(u) for u in json.loads(text)]
+            if len(uris) != count:
+                raise ValueError(f"{len(uris)} URIs for {count} ids")
         table = EntryTable(ids, uris, resources, owners, offsets)
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CorruptIndexError(f"{path.name} is malformed: {exc}") from exc
@@ -671,6 +785,24 @@ def read_keys(path: Path) -> EntryTable:
     ):
         raise CorruptIndexError(f"{path.name} is malformed: ids out of order or bad owners")
     return table
+
+
+def _check_uri_index(ends: Any, by_uri: Any, text_bytes: int) -> None:
+    """ValueError unless ``ends`` are the ends of lines filling ``text_bytes`` and
+    ``by_uri`` holds every row once (what a torn or foreign keys file would not)."""
+    import numpy as np
+
+    count = len(ends)
+    if count == 0:
+        if text_bytes:
+            raise ValueError("URIs without ids")
+        return
+    if int(ends[-1]) != text_bytes or int(ends[0]) < 0 or (ends[1:] <= ends[:-1]).any():
+        raise ValueError("the URIs' line ends do not fit their text")
+    if int(by_uri.min()) < 0 or int(by_uri.max()) >= count:
+        raise ValueError("the URI order names rows it lacks")
+    if int(np.bincount(by_uri, minlength=count).max()) != 1:
+        raise ValueError("the URI order names a row twice")
 
 
 def write_delta_entries(
