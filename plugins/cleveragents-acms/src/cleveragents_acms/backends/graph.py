@@ -66,7 +66,6 @@ from urllib.parse import quote
 import pyoxigraph as ox
 
 from cleveragents.errors import CleverAgentsError, ConfigurationError
-from cleveragents.models.context import TemporalScope
 from cleveragents.models.ids import parse_instant
 from cleveragents.models.uko import UKONode
 from cleveragents.protocols.backends import GraphResult
@@ -79,6 +78,7 @@ from cleveragents_acms.backends._validation import (
 from cleveragents_acms.ontology.namespaces import UKO
 
 if TYPE_CHECKING:
+    from cleveragents.models.context import TemporalScope
     from cleveragents_acms.backends.graph_loader import BackgroundLoad
 
 
@@ -756,7 +756,7 @@ class OxigraphGraphBackend:
     def subgraph_by_resources(
         self,
         resource_ids: Iterable[str],
-        include_temporal: TemporalScope | str = TemporalScope.CURRENT,
+        include_temporal: TemporalScope | str = "current",
         *,
         now: datetime | None = None,
     ) -> GraphResult:
@@ -765,6 +765,9 @@ class OxigraphGraphBackend:
         CURRENT: current versions only; RECENT: plus versions retired within the
         recent window; ALL: every version (history subjects are revision IRIs).
         """
+        # Here, not at the top: the context models are not built for an indexing run.
+        from cleveragents.models.context import TemporalScope
+
         temporal = TemporalScope(include_temporal)
         ids = sorted(set(resource_ids))
         cutoff = (now or datetime.now(UTC)) - self._recent_window
