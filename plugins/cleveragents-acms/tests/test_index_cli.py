@@ -65,6 +65,13 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert any(p["name"] == "shop" for p in projects)
     again = json.loads(_run(home, "index", str(repo), "--project", "shop", "--json").stdout)
     assert again["run"]["files_analyzed"] == 0
+    # Found as it was registered (without the ORM: ``storage.lookups``), not made again;
+    # indexed into another project, the same resource is linked there too.
+    assert again["resource"] == data["resource"]
+    other = json.loads(_run(home, "index", str(repo), "--project", "shop2", "--json").stdout)
+    assert other["resource"] == data["resource"]
+    resources = json.loads(_run(home, "resource", "list", "--json").stdout)
+    assert [sorted(p["project"] for p in r["projects"]) for r in resources] == [["shop", "shop2"]]
     forced = _run(home, "index", str(repo), "--project", "shop", "--force").stdout
     nodes = data["index"]["node_count"]
     assert "files 4 analysed, 0 unchanged, 0 removed" in forced

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import JSON, DateTime
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 __all__ = ["JSONDocument", "UTCDateTime"]
 
-#: JSON text on SQLite (queryable with ``json_extract``), ``jsonb`` on PostgreSQL.
-JSONDocument: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
+if TYPE_CHECKING:
+    JSONDocument: TypeEngine[Any]
+
+
+def __getattr__(name: str) -> Any:
+    # ``JSONDocument``: JSON text on SQLite (queryable with ``json_extract``), ``jsonb`` on
+    # PostgreSQL. Made when first asked for: PostgreSQL's dialect takes 20-30 ms to
+    # import, which a command reading through ``UTCDateTime`` alone does not pay.
+    if name != "JSONDocument":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from sqlalchemy.dialects.postgresql import JSONB
+
+    document: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
+    globals()[name] = document
+    return document
 
 
 class UTCDateTime(TypeDecorator[datetime]):

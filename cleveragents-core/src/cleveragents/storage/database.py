@@ -17,12 +17,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
-from sqlmodel import Session
 
 from cleveragents.errors import (
     CleverAgentsError,
@@ -30,6 +29,9 @@ from cleveragents.errors import (
     DatabaseError,
     DatabaseLockedError,
 )
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 __all__ = ["MIGRATIONS_DIR", "Database", "head_revision", "known_revisions"]
 
@@ -254,6 +256,10 @@ class Database:
         :param write: on SQLite, take the write lock when the transaction
             begins; pass ``False`` for read-only work so it never waits on writers.
         """
+        # Here, not at the top: a command that reads and writes through SQLAlchemy's core
+        # alone (an index refresh) does not import the ORM.
+        from sqlmodel import Session
+
         self.ensure_schema()
         with (
             self._errors(),
