@@ -33,6 +33,7 @@ __all__ = [
     "INHERITS_FROM",
     "INSTANCE_OF",
     "JAVA_KEY",
+    "LOCAL_IMPORTS",
     "MACRO_EXPORT",
     "MACRO_KEY",
     "MODULE_EXPORT",
@@ -318,6 +319,11 @@ SUPER_GUESS = "super:"
 #: methods call through ``self``/``cls`` and guess they inherit: when a refresh gives a
 #: base class one of them, which of its subclasses' files to analyse again.
 INHERITED_GUESSES = "inherited_guesses"
+#: The Python module node's property listing (one a line) what the import statements in
+#: its functions import (``pkg.new_id`` of ``from pkg import new_id``, ``pkg`` of ``import
+#: pkg``): they are no nodes, as the module's own are, and a refresh after ``pkg`` stops
+#: binding ``new_id`` finds those importers by this list (``dependents._importing_through``).
+LOCAL_IMPORTS = "local_imports"
 #: A Python function's property listing (one a line) the plain names its own ``import``
 #: statements give (``import re`` in its body): modules, which only a module node
 #: answers, as for a module's imports (not SymPy's function ``re``).

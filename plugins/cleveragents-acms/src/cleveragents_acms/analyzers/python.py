@@ -45,6 +45,7 @@ from cleveragents_acms.analyzers._common import (
     INHERITED_TARGET,
     INHERITS_FROM,
     INSTANCE_OF,
+    LOCAL_IMPORTS,
     MODULE_IMPORTS,
     PY_IMPORT,
     PY_REEXPORT,
@@ -243,6 +244,8 @@ class _ModuleBuilder:
         self.module_deps: list[tuple[str, str]] = []
         #: Member names called through ``self``/``cls`` that a class may inherit.
         self.inherited: set[str] = set()
+        #: What the import statements in functions import (``LOCAL_IMPORTS``).
+        self.local_imports: set[str] = set()
         #: Function node URI -> the class its return annotation names, as written here.
         self.returns: dict[str, str] = {}
         #: Functions returning what others return (``return self.rows()``), settled once
@@ -461,6 +464,8 @@ class _ModuleBuilder:
         self.finish_calls()
         if self.inherited:
             module.properties[INHERITED_GUESSES] = "\n".join(sorted(self.inherited))
+        if self.local_imports:
+            module.properties[LOCAL_IMPORTS] = "\n".join(sorted(self.local_imports))
         module.edges.extend(dedupe(self.module_deps))
         self.render_module(module, doc, members, imports)
         return self.factory.nodes
@@ -1089,7 +1094,7 @@ class _ModuleBuilder:
                 nested.append(item)  # type: ignore[arg-type]
                 continue
             elif kind is ast.Import or kind is ast.ImportFrom:
-                self.record_import(item, local_imports)  # type: ignore[arg-type]
+                self.local_imports.update(self.record_import(item, local_imports))  # type: ignore[arg-type]
                 if kind is ast.Import:
                     modules.update(
                         a.name if a.asname else a.name.partition(".")[0]
@@ -1463,7 +1468,9 @@ class PythonAnalyzer:
     #: re-export (``uko-py:ReExport``): importers reach the definition through it.
     #: 20: every top-level from-import of a module says what it binds (``EXPORT_BINDINGS``):
     #: a name imported from a module that imports it (and uses it) reaches its definition.
-    revision = 20
+    #: 21: the module node lists what its functions' import statements import
+    #: (``LOCAL_IMPORTS``).
+    revision = 21
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

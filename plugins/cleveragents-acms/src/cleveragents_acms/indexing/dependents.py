@@ -57,6 +57,7 @@ from cleveragents_acms.analyzers._common import (
     INHERITS_FROM,
     INSTANCE_OF,
     JAVA_KEY,
+    LOCAL_IMPORTS,
     PACKAGE_GUESSES,
     PROC_MACRO,
     PY_REEXPORT,
@@ -574,7 +575,8 @@ def _importing_through(
     binds (``b.X`` of ``from a import X`` in ``b.py``): a reference resolved through the
     binding names the definition, not the way it went. Those are among the files
     importing from ``b`` what leads to the name (``from b import X``, ``from pkg import
-    b``, ``import b``, and on through the modules importing it from those) that point
+    b``, ``import b``, and on through the modules importing it from those; in a function
+    too, as its module lists: ``LOCAL_IMPORTS``) that point
     into the files of what the statement reached; a statement that reached no node led
     no reference anywhere. (A name a module binds anew is looked for by the references
     left unresolved, ``_changed_reexports``.)"""
@@ -608,12 +610,14 @@ def _importing_through(
         bound = [t for _, t in _bound_names(node)] or [imported_module(node.qualname)]
         if not covered.isdisjoint(bound):
             importing.add(node.path)
-    if not importing:
-        return set()
     homes = nodes.paths_of(resource_id, reached)
-    return importing & _pointing_to(
-        index, resource_id, set(nodes.current_fingerprints(resource_id, homes))
-    )
+    pointing = _pointing_to(index, resource_id, set(nodes.current_fingerprints(resource_id, homes)))
+    # An import in a function is no node: its module lists what it imports.
+    for module in nodes.modules_at([resource_id], sorted(pointing - importing)):
+        local = module.properties.get(LOCAL_IMPORTS)
+        if local and not covered.isdisjoint(local.split("\n")):
+            importing.add(module.path)
+    return importing & pointing
 
 
 def _bound_names(node: UKONode) -> list[tuple[str, str]]:
