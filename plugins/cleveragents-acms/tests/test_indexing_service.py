@@ -916,7 +916,7 @@ def test_a_python_name_goes_on_through_the_modules_that_import_it(
     assert helper not in edges[main][1] and "symbol:kit.api.Helper" in edges[main][1]
 
 
-def test_a_name_a_function_imports_from_a_module_that_stops_binding_it(
+def test_a_name_imported_unseen_by_the_import_index_from_a_module_that_stops_binding_it(
     service: RepoIndexingService,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -925,9 +925,9 @@ def test_a_name_a_function_imports_from_a_module_that_stops_binding_it(
     package inside a function: that import is no node, but the module lists what its
     functions import, so when the package stops binding the name (its ``__init__.py``
     moved away), the refresh analyses that file again, and the edge to the definition
-    goes, as in a cold index; so does ``import kit`` in a function, then ``kit.new_id()``.
-    A file only calling ``new_id`` through the package's top-level import is not taken
-    for it."""
+    goes, as in a cold index; so does ``import kit`` in a function, then ``kit.new_id()``,
+    and ``import os, kit`` at the top of a module (its node is found by ``os``). A file
+    importing ``new_id`` from where it is defined is not taken for it."""
     root = tmp_path / "py"
     _write_tree(
         root,
@@ -936,6 +936,7 @@ def test_a_name_a_function_imports_from_a_module_that_stops_binding_it(
             "kit/ids.py": "def new_id():\n    return 1\n",
             "fixtures.py": "def make():\n    from kit import new_id\n\n    return new_id()\n",
             "whole.py": "def make():\n    import kit\n\n    return kit.new_id()\n",
+            "pair.py": "import os, kit\n\n\ndef make():\n    return kit.new_id(), os\n",
             "other.py": "from kit.ids import new_id\n\n\ndef make():\n    return new_id()\n",
         },
     )
@@ -943,20 +944,24 @@ def test_a_name_a_function_imports_from_a_module_that_stops_binding_it(
     uri = "https://cleveragents.ai/r/R/"
     new_id = uri + "kit/ids.py#new_id"
     edges = _current_edges(service, "py", RESOURCE_A)
-    for caller in ("fixtures.py#make", "whole.py#make", "other.py#make"):
+    for caller in ("fixtures.py#make", "whole.py#make", "pair.py#make", "other.py#make"):
         assert new_id in edges[uri + caller][1], caller
     index = ProjectIndex.open("py", service.registry, service.config, create=False)
     try:
-        (module,) = index.nodes.modules_at([RESOURCE_A], ["fixtures.py"])
+        modules = {
+            m.path: m for m in index.nodes.modules_at([RESOURCE_A], ["fixtures.py", "pair.py"])
+        }
     finally:
         index.close()
-    assert module.properties["local_imports"] == "kit.new_id"
+    assert modules["fixtures.py"].properties["unindexed_imports"] == "kit.new_id"
+    assert modules["pair.py"].properties["unindexed_imports"] == "kit"
     (root / "kit" / "__init__.py").write_text("")
     run, edges = _refreshed_as_cold(service, root, "py", tmp_path / "unbound", monkeypatch)
-    assert (run.files_analyzed, run.files_dependent) == (3, 2)
+    assert (run.files_analyzed, run.files_dependent) == (4, 3)
     assert new_id not in edges[uri + "fixtures.py#make"][1]
     assert "symbol:kit.new_id" in edges[uri + "fixtures.py#make"][1]
     assert new_id not in edges[uri + "whole.py#make"][1]
+    assert new_id not in edges[uri + "pair.py#make"][1]
     assert new_id in edges[uri + "other.py#make"][1]
 
 

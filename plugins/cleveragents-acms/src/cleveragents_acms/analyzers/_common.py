@@ -33,7 +33,6 @@ __all__ = [
     "INHERITS_FROM",
     "INSTANCE_OF",
     "JAVA_KEY",
-    "LOCAL_IMPORTS",
     "MACRO_EXPORT",
     "MACRO_KEY",
     "MODULE_EXPORT",
@@ -59,6 +58,7 @@ __all__ = [
     "SCRIPT_SUFFIXES",
     "SUPER_GUESS",
     "SYMBOL",
+    "UNINDEXED_IMPORTS",
     "USES_TYPE",
     "NodeFactory",
     "collapse",
@@ -319,11 +319,13 @@ SUPER_GUESS = "super:"
 #: methods call through ``self``/``cls`` and guess they inherit: when a refresh gives a
 #: base class one of them, which of its subclasses' files to analyse again.
 INHERITED_GUESSES = "inherited_guesses"
-#: The Python module node's property listing (one a line) what the import statements in
-#: its functions import (``pkg.new_id`` of ``from pkg import new_id``, ``pkg`` of ``import
-#: pkg``): they are no nodes, as the module's own are, and a refresh after ``pkg`` stops
-#: binding ``new_id`` finds those importers by this list (``dependents._importing_through``).
-LOCAL_IMPORTS = "local_imports"
+#: The Python module node's property listing (one a line) what its import statements
+#: import that the node store's index of import statements does not find by the module:
+#: those in its functions, which are no nodes (``pkg.new_id`` of ``from pkg import
+#: new_id``, ``pkg`` of ``import pkg``), and the second and later modules of ``import a,
+#: b`` (its node is found by the first). A refresh after ``pkg`` stops binding ``new_id``
+#: finds those importers by this list (``dependents._importing_through``).
+UNINDEXED_IMPORTS = "unindexed_imports"
 #: A Python function's property listing (one a line) the plain names its own ``import``
 #: statements give (``import re`` in its body): modules, which only a module node
 #: answers, as for a module's imports (not SymPy's function ``re``).

@@ -45,7 +45,6 @@ from cleveragents_acms.analyzers._common import (
     INHERITED_TARGET,
     INHERITS_FROM,
     INSTANCE_OF,
-    LOCAL_IMPORTS,
     MODULE_IMPORTS,
     PY_IMPORT,
     PY_REEXPORT,
@@ -53,6 +52,7 @@ from cleveragents_acms.analyzers._common import (
     RETURNS,
     SUPER_GUESS,
     SYMBOL,
+    UNINDEXED_IMPORTS,
     USES_TYPE,
     NodeFactory,
     collapse,
@@ -244,8 +244,9 @@ class _ModuleBuilder:
         self.module_deps: list[tuple[str, str]] = []
         #: Member names called through ``self``/``cls`` that a class may inherit.
         self.inherited: set[str] = set()
-        #: What the import statements in functions import (``LOCAL_IMPORTS``).
-        self.local_imports: set[str] = set()
+        #: What import statements import that their nodes are not found by
+        #: (``UNINDEXED_IMPORTS``).
+        self.unindexed_imports: set[str] = set()
         #: Function node URI -> the class its return annotation names, as written here.
         self.returns: dict[str, str] = {}
         #: Functions returning what others return (``return self.rows()``), settled once
@@ -464,8 +465,8 @@ class _ModuleBuilder:
         self.finish_calls()
         if self.inherited:
             module.properties[INHERITED_GUESSES] = "\n".join(sorted(self.inherited))
-        if self.local_imports:
-            module.properties[LOCAL_IMPORTS] = "\n".join(sorted(self.local_imports))
+        if self.unindexed_imports:
+            module.properties[UNINDEXED_IMPORTS] = "\n".join(sorted(self.unindexed_imports))
         module.edges.extend(dedupe(self.module_deps))
         self.render_module(module, doc, members, imports)
         return self.factory.nodes
@@ -547,6 +548,7 @@ class _ModuleBuilder:
                 a.name + (f" as {a.asname}" if a.asname else "") for a in stmt.names
             )
             self.module_deps.extend((DEPENDS_ON, f"symbol:{t}") for t in targets)
+            self.unindexed_imports.update(a.name for a in stmt.names[1:])  # found by the first
         text = truncate(text, 200)
         properties = {"kind": "import", "module": base}
         reexported = self.reexport(stmt, parent)
@@ -1094,7 +1096,7 @@ class _ModuleBuilder:
                 nested.append(item)  # type: ignore[arg-type]
                 continue
             elif kind is ast.Import or kind is ast.ImportFrom:
-                self.local_imports.update(self.record_import(item, local_imports))  # type: ignore[arg-type]
+                self.unindexed_imports.update(self.record_import(item, local_imports))  # type: ignore[arg-type]
                 if kind is ast.Import:
                     modules.update(
                         a.name if a.asname else a.name.partition(".")[0]
@@ -1468,9 +1470,9 @@ class PythonAnalyzer:
     #: re-export (``uko-py:ReExport``): importers reach the definition through it.
     #: 20: every top-level from-import of a module says what it binds (``EXPORT_BINDINGS``):
     #: a name imported from a module that imports it (and uses it) reaches its definition.
-    #: 21: the module node lists what its functions' import statements import
-    #: (``LOCAL_IMPORTS``).
-    revision = 21
+    #: 21: the module node lists what its functions' import statements import.
+    #: 22: and the second and later modules of ``import a, b`` (``UNINDEXED_IMPORTS``).
+    revision = 22
     suffixes = frozenset(PYTHON_SUFFIXES)
 
     def supports(self, path: Path, head: bytes) -> bool:

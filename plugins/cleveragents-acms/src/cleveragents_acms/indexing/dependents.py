@@ -57,7 +57,6 @@ from cleveragents_acms.analyzers._common import (
     INHERITS_FROM,
     INSTANCE_OF,
     JAVA_KEY,
-    LOCAL_IMPORTS,
     PACKAGE_GUESSES,
     PROC_MACRO,
     PY_REEXPORT,
@@ -65,6 +64,7 @@ from cleveragents_acms.analyzers._common import (
     RUST_IMPL,
     RUST_METHOD,
     RUST_TRAIT,
+    UNINDEXED_IMPORTS,
     USES_TYPE,
     imported_module,
 )
@@ -575,8 +575,9 @@ def _importing_through(
     binds (``b.X`` of ``from a import X`` in ``b.py``): a reference resolved through the
     binding names the definition, not the way it went. Those are among the files
     importing from ``b`` what leads to the name (``from b import X``, ``from pkg import
-    b``, ``import b``, and on through the modules importing it from those; in a function
-    too, as its module lists: ``LOCAL_IMPORTS``) that point
+    b``, ``import b``, and on through the modules importing it from those; also in a
+    function, or as the second module of ``import a, b``, as the module lists them:
+    ``UNINDEXED_IMPORTS``) that point
     into the files of what the statement reached; a statement that reached no node led
     no reference anywhere. (A name a module binds anew is looked for by the references
     left unresolved, ``_changed_reexports``.)"""
@@ -612,10 +613,10 @@ def _importing_through(
             importing.add(node.path)
     homes = nodes.paths_of(resource_id, reached)
     pointing = _pointing_to(index, resource_id, set(nodes.current_fingerprints(resource_id, homes)))
-    # An import in a function is no node: its module lists what it imports.
+    # What the index of import statements does not find, the module lists.
     for module in nodes.modules_at([resource_id], sorted(pointing - importing)):
-        local = module.properties.get(LOCAL_IMPORTS)
-        if local and not covered.isdisjoint(local.split("\n")):
+        unindexed = module.properties.get(UNINDEXED_IMPORTS)
+        if unindexed and not covered.isdisjoint(unindexed.split("\n")):
             importing.add(module.path)
     return importing & pointing
 
