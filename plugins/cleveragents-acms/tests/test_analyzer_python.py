@@ -960,7 +960,8 @@ def test_a_class_under_another_name_gives_its_members() -> None:
 def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
     """``client: Client`` makes ``client.get()`` the class's ``get``, whether the class is
     this module's, imported, imported only for type checking, written as a string,
-    optional (``Optional[Client]``, ``Client | None``) or the method's own (``Self``);
+    optional (``Optional[Client]``, ``Client | None``, ``Union[Client, None]``), in
+    ``Annotated[Client, …]`` (FastAPI's dependencies) or the method's own (``Self``);
     an inherited member is found along the bases, and a function returning its
     parameter returns its class. A parameter bound again in the body, a ``TypeVar``,
     ``Any``, a union of two classes and the method's own first parameter give nothing
@@ -982,7 +983,7 @@ def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
             """
             from __future__ import annotations
 
-            from typing import TYPE_CHECKING, Any, Optional, Self, TypeVar
+            from typing import TYPE_CHECKING, Annotated, Any, Optional, Self, TypeVar, Union
 
             from app.clients import Client
 
@@ -1007,6 +1008,11 @@ def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
                 closing.close()
 
 
+            def typed(maybe: Union[None, Client], given: Annotated["Base", "a dependency"]):
+                maybe.get()
+                given.close()
+
+
             def given(client: Client):
                 return client
 
@@ -1021,6 +1027,10 @@ def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
                 value.get()
                 either.get()
                 anything.get()
+
+
+            def two(one: Union[Client, Pool]):
+                one.get()
             """
         ),
     }
@@ -1034,6 +1044,8 @@ def test_an_annotated_parameter_gives_the_members_of_its_class() -> None:
 
     assert calls("Pool.add") == [uri(use, "Pool.drain"), get[1]]
     assert calls("fetch") == [get[1], close[1]]
+    assert calls("typed") == [get[1], close[1]]
+    assert calls("two") == []
     assert nodes[uri(use, "given")].properties["returns"] == "Client"
     assert get[1] in calls("chained")
     assert get[1] not in calls("unknown")

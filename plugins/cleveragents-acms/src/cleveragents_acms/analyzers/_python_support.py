@@ -281,17 +281,32 @@ def _a_class(name: str | None) -> str | None:
 
 
 def annotated_class(annotation: ast.expr) -> str | None:
-    """``Client`` of ``Client``, ``Optional[Client]``, ``Client | None`` or ``"Client"``."""
-    if type(annotation) is ast.Constant and type(annotation.value) is str:
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except (SyntaxError, ValueError):  # not an expression, or a NUL in it
-            return None
-    if type(annotation) is ast.Subscript and dotted_name(annotation.value) in _OPTIONAL:  # type: ignore[arg-type]
-        annotation = annotation.slice
-    elif type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
-        sides = [annotation.left, annotation.right]
-        kept = [side for side in sides if not (type(side) is ast.Constant and side.value is None)]
+    """``Client`` of ``Client``, ``Optional[Client]``, ``Client | None``, ``Union[Client,
+    None]``, ``"Client"``, and of those in ``Annotated[…, metadata]``, ``ClassVar[…]`` or
+    ``Final[…]`` (FastAPI's ``db: Annotated[Session, Depends(get_db)]``)."""
+    for _ in range(3):  # ``ClassVar[Optional[Client]]``: a few wrappers deep
+        if type(annotation) is ast.Constant and type(annotation.value) is str:
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except (SyntaxError, ValueError):  # not an expression, or a NUL in it
+                return None
+        if type(annotation) is not ast.Subscript:
+            break
+        wrapper = _typing_name(annotation.value)
+        inner = annotation.slice
+        if wrapper in _WRAPPERS:
+            annotation = inner
+        elif wrapper == "Annotated" and type(inner) is ast.Tuple and inner.elts:
+            annotation = inner.elts[0]
+        elif wrapper == "Union" and type(inner) is ast.Tuple:
+            kept = [e for e in inner.elts if not _is_none(e)]
+            if len(kept) != 1:
+                return None
+            annotation = kept[0]
+        else:
+            break
+    if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
+        kept = [side for side in (annotation.left, annotation.right) if not _is_none(side)]
         if len(kept) != 1:
             return None
         annotation = kept[0]
@@ -300,8 +315,24 @@ def annotated_class(annotation: ast.expr) -> str | None:
     return None
 
 
-#: How an optional annotation's class is written (``Optional[Client]``).
-_OPTIONAL = frozenset({"Optional", "typing.Optional", "t.Optional"})
+def _is_none(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and node.value is None
+
+
+def _typing_name(node: ast.expr) -> str | None:
+    """``Optional`` of ``Optional``, ``typing.Optional``, ``t.Optional`` or
+    ``typing_extensions.Optional``: the typing form a subscript names."""
+    name = dotted_name(node)
+    if name is None:
+        return None
+    module, _, last = name.rpartition(".")
+    return last if module in _TYPING_MODULES else None
+
+
+#: The modules typing's forms are written through (``typing.Optional``, ``t.Optional``).
+_TYPING_MODULES = frozenset({"", "typing", "t", "typing_extensions"})
+#: Typing forms whose one argument is the class: ``Optional[Client]``, ``ClassVar[Client]``.
+_WRAPPERS = frozenset({"Optional", "ClassVar", "Final"})
 
 
 def visibility(name: str) -> str:
