@@ -83,6 +83,11 @@ NO_LIMIT = 1 << 50
 RESOURCE_ID = "01JBENCH000000000000000000"
 
 
+def _pip_download(folder: Path) -> list[str]:
+    """The command that fetches distributions into ``folder`` as they are (nothing built)."""
+    return [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(folder)]
+
+
 def fetch_corpus(cache: Path) -> Path:
     corpus = cache / "corpus"
     marker = corpus / ".complete"
@@ -91,7 +96,7 @@ def fetch_corpus(cache: Path) -> Path:
         return corpus
     downloads = cache / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
-    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(downloads)]
+    pip = _pip_download(downloads)
     subprocess.run([*pip, "--no-binary", ":all:", "--no-build-isolation", *SDISTS], check=True)
     subprocess.run([*pip, "--only-binary", ":all:", *WHEELS], check=True)
     corpus.mkdir(parents=True, exist_ok=True)
@@ -122,19 +127,7 @@ def find_ripgrep(cache: Path) -> str | None:
         return str(binary)
     tools.mkdir(parents=True, exist_ok=True)
     fetched = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--only-binary",
-            ":all:",
-            "-d",
-            str(tools),
-            RIPGREP_WHEEL,
-        ],
+        [*_pip_download(tools), "--only-binary", ":all:", RIPGREP_WHEEL],
         capture_output=True,
         text=True,
     )
@@ -147,8 +140,10 @@ def find_ripgrep(cache: Path) -> str | None:
         return None
     with zipfile.ZipFile(wheels[-1]) as wheel:
         name = next(n for n in wheel.namelist() if n.endswith(("/scripts/rg", "/scripts/rg.exe")))
-        binary.write_bytes(wheel.read(name))
-    binary.chmod(0o755)
+        partial = binary.with_name(binary.name + ".part")  # a stopped copy is not taken
+        partial.write_bytes(wheel.read(name))
+    partial.chmod(0o755)
+    partial.replace(binary)
     return str(binary)
 
 

@@ -577,10 +577,9 @@ def _importing_through(
     importing from ``b`` what leads to the name (``from b import X``, ``from pkg import
     b``, ``import b``, and on through the modules importing it from those; also in a
     function, or as the second module of ``import a, b``, as the module lists them:
-    ``UNINDEXED_IMPORTS``) that point
-    into the files of what the statement reached; a statement that reached no node led
-    no reference anywhere. (A name a module binds anew is looked for by the references
-    left unresolved, ``_changed_reexports``.)"""
+    ``UNINDEXED_IMPORTS``) that point into the files of what the statement reached; a
+    statement that reached no node led no reference anywhere. (A name a module binds
+    anew is looked for by the references left unresolved, ``_changed_reexports``.)"""
     if exports is None:
         return set()
     lost, _ = _binding_changes(exports, [n for n in now if binds_names(n)], touched)
