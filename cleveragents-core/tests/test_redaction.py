@@ -283,3 +283,71 @@ def test_structure_redaction_is_idempotent(value: object) -> None:
     """``redact`` is idempotent on nested data as well."""
     once = redact(value)
     assert redact(once) == once
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "password=",
+        "PASSWD: ",
+        "Secret=",
+        "api-key=",
+        "ACCESS_TOKEN=",
+        "auth-token: ",
+        "Bearer ",
+        "BEARER ",
+        "http://u:",
+        "@host",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "paſſword=",  # a case-insensitive match on a non-ASCII letter
+        "sk-",
+        "eyJ",
+        "AKIA",
+        "AIza",
+        "xoxb-",
+        ".",
+        ":",
+        " ",
+        "=",
+        '"',
+    ]
+)
+
+
+@given(
+    text=st.one_of(
+        st.text(),
+        st.lists(
+            st.one_of(
+                st.text(max_size=20), generated_secrets, st.sampled_from(list(SECRETS.values()))
+            )
+        ).map(" ".join),
+        st.lists(_FRAGMENTS | st.text(alphabet=_ALNUM + "_-/", max_size=40)).map("".join),
+    )
+)
+def test_the_quick_check_never_skips_a_string_the_pattern_changes(text: str) -> None:
+    """Strings the cheap look-ahead passes by are those the full pattern leaves alone."""
+    from cleveragents.redaction import _PATTERN, _replace
+
+    assert redact_text(text) == _PATTERN.sub(_replace, text)
+
+
+def test_paths_and_reasons_pass_without_a_scan() -> None:
+    """A command's listing of paths comes back unchanged, and cheaply: the full pattern is
+    not run on strings with nothing secret-like in them."""
+    from cleveragents import redaction
+
+    listing = [{"path": f"pkg/module_{n}/file.py", "reason": "binary"} for n in range(50)]
+    calls = []
+    original = redaction._PATTERN
+    try:
+        redaction._PATTERN = type(
+            "Counting", (), {"sub": lambda self, *a: calls.append(a) or original.sub(*a)}
+        )()
+        assert redact(listing) == listing
+        assert redact_text("see https://user:hunter22@example.com") == (
+            "see https://user:***@example.com"
+        )
+    finally:
+        redaction._PATTERN = original
+    assert len(calls) == 1

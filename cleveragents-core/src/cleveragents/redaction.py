@@ -61,6 +61,36 @@ _PATTERN = re.compile(
 )
 
 
+# Every match of _PATTERN holds one of these, lower-cased: an ASCII string with none of
+# them is returned as it is, without the pattern's slower scan (a command's JSON output
+# may hold thousands of paths). Other strings always get the scan: a case-insensitive
+# match may stand on a non-ASCII letter (``ſ`` matches ``s``).
+_TRIGGERS = (
+    "-----begin",
+    "sk-",
+    "eyj",
+    "gh",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "akia",
+    "aiza",
+    "bearer",
+    "://",
+    "passw",
+    "secret",
+    "api",
+    "token",
+)
+
+
+def _may_hold_secret(text: str) -> bool:
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    return any(trigger in lowered for trigger in _TRIGGERS)
+
+
 def _replace(match: re.Match[str]) -> str:
     if match.group("token") is not None:
         return REDACTED
@@ -85,7 +115,7 @@ def is_secret_key(name: str) -> bool:
 
 def redact_text(text: str) -> str:
     """``text`` with every secret-looking substring replaced."""
-    return _PATTERN.sub(_replace, text)
+    return _PATTERN.sub(_replace, text) if _may_hold_secret(text) else text
 
 
 def redact(value: Any, *, show_secrets: bool = False) -> Any:
@@ -103,7 +133,7 @@ def redact(value: Any, *, show_secrets: bool = False) -> Any:
 
 def _redact(value: Any) -> Any:
     if isinstance(value, str):
-        return _PATTERN.sub(_replace, value)
+        return redact_text(value)
     if isinstance(value, dict):
         return {
             key: (
