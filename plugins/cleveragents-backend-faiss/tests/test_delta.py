@@ -603,3 +603,48 @@ def test_a_reopened_delta_is_searched_without_a_uri_map(tmp_path: Path) -> None:
     assert not {"a#0", "a#5", "b#1"} & set(by_uri)
     assert by_uri["a#7"].metadata["n"] == "again" and by_uri["a#8"].metadata["n"] == "moved"
     assert hit(again, random_vectors(1, seed=9)[0])[0] == "a#6"  # its new vector
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="keys files are mapped on POSIX only")
+def test_a_mapped_keys_file_still_answers_after_a_compaction_removed_it(tmp_path: Path) -> None:
+    """A reopened index maps its keys file (a refresh then reads the pages it looks at,
+    not the whole file). Another writer's compaction replaces and removes that file; the
+    reader still finds its URIs, and a new open reads the new file."""
+    import mmap
+
+    _, vectors = committed_base(tmp_path / "v", count=120, **LAZY)
+    reader = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert isinstance(reader._entries._uris._raw, mmap.mmap)  # type: ignore[union-attr]
+    old_keys = next((tmp_path / "v").glob("keys-*.bin"))
+
+    writer = FaissVectorBackend(tmp_path / "v", **LAZY)
+    writer.add(chunks("b", 30), random_vectors(30, seed=3), resource_id=B)
+    writer.delete_uris([f"a#{i}" for i in range(10)])
+    writer.compact()
+    writer.commit()
+    assert not old_keys.exists()
+
+    assert reader._ids_of(["a#5", "a#50", "b#0"]) == {"a#5": 5, "a#50": 50}
+    hit = reader.similarity_search(vectors[50], scope=frozenset({A}), top_k=1)[0]
+    assert hit.uko_uri == "a#50"
+    again = FaissVectorBackend(tmp_path / "v", **LAZY)
+    assert (again.count(A), again.count(B)) == (110, 30)
+    assert again._ids_of(["a#5"]) == {}
+
+
+@pytest.mark.parametrize("index_type", ["flat", "hnsw"])
+def test_compacting_a_base_not_read_yet_keeps_its_vectors(tmp_path: Path, index_type: str) -> None:
+    """``compact`` on an index opened lazily (its base not read) folds the delta into the
+    whole base: before, a flat base's vectors were dropped and only the delta's written,
+    so the next open set the index aside."""
+    _, vectors = committed_base(tmp_path / "v", count=120, index_type=index_type, **LAZY)
+    backend = FaissVectorBackend(tmp_path / "v", index_type=index_type, **LAZY)
+    backend.add(chunks("b", 30), random_vectors(30, seed=3), resource_id=B)
+    backend.delete_uris([f"a#{i}" for i in range(10)])
+    backend.compact()
+    backend.commit()
+    again = FaissVectorBackend(tmp_path / "v", index_type=index_type)
+    assert again.corruption is None
+    assert (again.count(A), again.count(B)) == (110, 30)
+    hit = again.similarity_search(vectors[50], scope=frozenset({A}), top_k=1)[0]
+    assert hit.uko_uri == "a#50"

@@ -742,7 +742,11 @@ class FaissVectorBackend:
         with self._lock:
             self._require_open()
             if self._delta or self._deleted or self._tombstones:
-                if self._structure == "hnsw" and self._load_base() and self._tombstones:
+                # The whole write starts from the base: one not read yet (opened lazily)
+                # is read now, or the write would hold the delta's vectors alone.
+                if self._base is not None and not self._load_base():
+                    return  # unreadable: set aside, to be rebuilt
+                if self._structure == "hnsw" and self._tombstones:
                     self._rebuild(self._structure)
                 self._full_write = True
                 self._dirty = True
