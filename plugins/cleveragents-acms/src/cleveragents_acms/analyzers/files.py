@@ -15,6 +15,7 @@ import io
 import os
 import re
 import stat as stat_module
+import sys
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,10 @@ __all__ = [
     "SkipReason",
     "Skipped",
     "SourceFile",
+    "WalkRules",
+    "Walked",
     "choose_analyzer",
+    "configured_limits",
     "decode_text",
     "discover",
     "discover_changes",
@@ -40,6 +44,7 @@ __all__ = [
     "language_of",
     "read_text",
     "sniff",
+    "walk_tree",
 ]
 
 #: Folders never indexed: version control, dependencies, caches.
@@ -344,6 +349,9 @@ class _Walk:
     known: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     #: Files that passed every other test, in walk order, when a total size limits them.
     within_limit: list[SourceFile] = field(default_factory=list)
+    #: Files the walk takes by their name, kind and size, in walk order: what their heads
+    #: say (when unknown) and the total size settle the rest (:meth:`settle`).
+    found: list[SourceFile] = field(default_factory=list)
 
     @classmethod
     def over(
@@ -493,25 +501,30 @@ class _Walk:
         if dot > relative.rfind("/") and relative[dot:].lower() in _BINARY_SUFFIXES:
             self.skip(relative, SkipReason.BINARY)
             return
-        if self.known.get(relative) != (size, info.st_mtime_ns):
-            try:
-                fd = os.open(path, _OPEN_FLAGS)
+        self.found.append(SourceFile(path, relative, size, info.st_mtime_ns))
+
+    def settle(self, found: Iterable[SourceFile]) -> None:
+        """Take the files a walk found: those indexed before with the same size and mtime
+        as they are, the others when their first bytes show text worth indexing."""
+        taken = self.result.files if self.max_total_size is None else self.within_limit
+        known = self.known
+        for candidate in found:
+            relative = candidate.relative
+            if known.get(relative) != (candidate.size, candidate.mtime_ns):
                 try:
-                    head = os.read(fd, _HEAD_BYTES)
-                finally:
-                    os.close(fd)
-            except OSError as exc:
-                self.skip(relative, f"{SkipReason.UNREADABLE}: {exc.strerror or exc}")
-                return
-            reason = sniff(relative, head)
-            if reason is not None:
-                self.skip(relative, reason)
-                return
-        found = SourceFile(path, relative, size, info.st_mtime_ns)
-        if self.max_total_size is None:
-            self.result.files.append(found)
-        else:
-            self.within_limit.append(found)
+                    fd = os.open(candidate.location, _OPEN_FLAGS)
+                    try:
+                        head = os.read(fd, _HEAD_BYTES)
+                    finally:
+                        os.close(fd)
+                except OSError as exc:
+                    self.skip(relative, f"{SkipReason.UNREADABLE}: {exc.strerror or exc}")
+                    continue
+                reason = sniff(relative, head)
+                if reason is not None:
+                    self.skip(relative, reason)
+                    continue
+            taken.append(candidate)
 
     def apply_total_size(self) -> None:
         """Take files within ``max_total_size``: those indexed before first, then new
@@ -545,6 +558,85 @@ class _Walk:
                 self.result.files.append(candidate)
 
 
+def configured_limits(
+    config: Any,
+    *,
+    max_file_size: int | None = None,
+    max_total_size: int | None = None,
+    include_globs: Sequence[str] = (),
+    exclude_globs: Sequence[str] = (),
+) -> dict[str, Any]:
+    """:func:`discover`'s limits for an index run: the sizes given, else those configured
+    (``context.file.max-size``, ``context.file.max-total-size``; 0 is no limit)."""
+
+    def limit(given: int | None, key: str) -> int | None:
+        value = given if given is not None else config.get(key)
+        return int(value) if value else None
+
+    return {
+        "max_file_size": limit(max_file_size, "context.file.max-size") or sys.maxsize,
+        "max_total_size": limit(max_total_size, "context.file.max-total-size"),
+        "include_globs": tuple(include_globs),
+        "exclude_globs": tuple(exclude_globs),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class WalkRules:
+    """What a walk applies to what it lists (a file's head and the total size are the
+    settling's): a walk made under other rules is not taken for this one."""
+
+    max_file_size: int = 1_048_576
+    include_globs: tuple[str, ...] = ()
+    exclude_globs: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, limits: Mapping[str, Any]) -> WalkRules:
+        """The rules of :func:`discover`'s keyword arguments ``limits``."""
+        return cls(
+            limits.get("max_file_size", 1_048_576),
+            tuple(limits.get("include_globs", ())),
+            tuple(limits.get("exclude_globs", ())),
+        )
+
+
+@dataclass(slots=True)
+class Walked:
+    """What a walk of a tree saw before it read any file: the files it found in walk
+    order, by name, kind and size, and what it left out with a reason.
+    :func:`discover` settles them (first bytes, total size) against the files indexed
+    before."""
+
+    root_real: str
+    rules: WalkRules
+    found: list[SourceFile]
+    skipped: list[Skipped]
+
+
+def walk_tree(root: Path, rules: WalkRules) -> Walked:
+    """Walk the tree at ``root`` under ``rules``: folders in sorted order, ``.gitignore``
+    rules, symlinks, one ``stat`` per file and no read of its content."""
+    root_real = os.path.realpath(root)
+    result = Discovery(Path(root))
+    walked = Walked(root_real, rules, [], result.skipped)
+    if not os.path.isdir(root_real):
+        result.skipped.append(Skipped(".", f"{SkipReason.UNREADABLE}: not a directory"))
+        return walked
+    walk = _Walk.over(
+        root_real,
+        result,
+        {},
+        max_file_size=rules.max_file_size,
+        max_total_size=None,
+        include_globs=rules.include_globs,
+        exclude_globs=rules.exclude_globs,
+    )
+    walk.walk(str(root), root_real, "", _enclosing_rules(root_real))
+    walk.follow_links()
+    walked.found = walk.found
+    return walked
+
+
 def discover(
     root: Path,
     *,
@@ -553,6 +645,7 @@ def discover(
     include_globs: Sequence[str] = (),
     exclude_globs: Sequence[str] = (),
     known: Mapping[str, tuple[int, int]] | None = None,
+    walked: Walked | None = None,
 ) -> Discovery:
     """The files under ``root`` worth indexing, and those left out with a reason.
 
@@ -565,24 +658,25 @@ def discover(
     and ``max_total_size`` keeps them before it takes any new file, so an edit that
     changes a file's size does not swap other files in or out (see
     :data:`TOTAL_SIZE_GRACE`).
+
+    ``walked`` is a walk of ``root`` made already (by a :class:`WalkAhead` while the
+    command started): taken instead of walking again when it was made under the same
+    rules.
     """
-    root = Path(root)
-    result = Discovery(root)
-    root_real = os.path.realpath(root)
-    if not os.path.isdir(root_real):
-        result.skipped.append(Skipped(".", f"{SkipReason.UNREADABLE}: not a directory"))
-        return result
+    rules = WalkRules(max_file_size, tuple(include_globs), tuple(exclude_globs))
+    if walked is None or walked.rules != rules or walked.root_real != os.path.realpath(root):
+        walked = walk_tree(root, rules)
+    result = Discovery(Path(root), skipped=list(walked.skipped))
     walk = _Walk.over(
-        root_real,
+        walked.root_real,
         result,
         known or {},
         max_file_size=max_file_size,
         max_total_size=max_total_size,
-        include_globs=include_globs,
-        exclude_globs=exclude_globs,
+        include_globs=(),
+        exclude_globs=(),
     )
-    walk.walk(str(root), root_real, "", _enclosing_rules(root_real))
-    walk.follow_links()
+    walk.settle(walked.found)
     walk.apply_total_size()
     result.files.sort(key=lambda f: f.relative)
     return result
@@ -679,6 +773,7 @@ def discover_changes(
             return None
         if specs is not None:
             walk.file(os.path.join(str(root), relative), relative, specs, None)
+    walk.settle(walk.found)
     taken = walk.within_limit if max_total_size is not None else result.files
     taken.extend(
         SourceFile(os.path.join(str(root), relative), relative, size, mtime)

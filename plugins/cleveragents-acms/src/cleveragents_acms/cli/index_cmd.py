@@ -177,6 +177,10 @@ def build(
     as_json: bool,
 ) -> None:
     """Index PATH (creating its project and resource if needed)."""
+    from cleveragents_acms.analyzers.walk_ahead import WalkAhead
+
+    # The tree is walked in a child process while this one imports the indexer.
+    walk_ahead = WalkAhead.configured(path.expanduser(), app.config)
     from cleveragents_acms.indexing.runner import index_path, service_for
 
     try:
@@ -187,6 +191,7 @@ def build(
             force=force,
             show_progress=None if not as_json else False,
             wait=not no_wait,
+            walk_ahead=walk_ahead,
         )
     except KeyboardInterrupt:
         click.echo(interrupted(path), err=True)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +24,9 @@ from cleveragents_acms.indexing.service import (
     Progress,
     RepoIndexingService,
 )
+
+if TYPE_CHECKING:
+    from cleveragents_acms.analyzers.walk_ahead import WalkAhead
 
 __all__ = ["ensure_resource", "index_path", "index_resource", "service_for"]
 
@@ -193,11 +196,13 @@ def index_resource(
     force: bool = False,
     show_progress: bool | None = None,
     wait: bool = True,
+    walk_ahead: WalkAhead | None = None,
 ) -> RepoIndex:
     """Index one stored resource into ``project`` and fire ``cleveragents_resource_indexed``.
 
     While another process indexes it (a ``--watch`` refreshing), wait for that run to end,
-    unless ``wait`` is false (then fail at once).
+    unless ``wait`` is false (then fail at once). ``walk_ahead``: the resource's tree,
+    walked while the command started (``RepoIndexingService.index_resource``).
     """
     if show_progress is None:
         show_progress = sys.stderr.isatty()
@@ -222,6 +227,7 @@ def index_resource(
             on_phase_progress=on_phase_progress,
             wait=math.inf if wait else 0.0,
             on_wait=waiting,
+            walk_ahead=walk_ahead,
         )
     from cleveragents_acms.indexing.vectors import repair_project_vectors
 
@@ -247,8 +253,10 @@ def index_path(
     force: bool = False,
     show_progress: bool | None = None,
     wait: bool = True,
+    walk_ahead: WalkAhead | None = None,
 ) -> tuple[Resource, RepoIndex]:
-    """``cleveragents index PATH``: register what is needed, then index."""
+    """``cleveragents index PATH``: register what is needed, then index (``walk_ahead``:
+    PATH's tree, walked while the command started)."""
     from cleveragents.errors import ValidationError
 
     if not path.exists():
@@ -257,5 +265,11 @@ def index_path(
         raise ValidationError(f"not a directory: {path}")
     resource, project_name = ensure_resource(app, path, project)
     return resource, index_resource(
-        app, resource, project_name, force=force, show_progress=show_progress, wait=wait
+        app,
+        resource,
+        project_name,
+        force=force,
+        show_progress=show_progress,
+        wait=wait,
+        walk_ahead=walk_ahead,
     )

@@ -18,7 +18,6 @@ import errno
 import gc
 import os
 import socket
-import sys
 import threading
 import time
 from collections import Counter
@@ -28,7 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, insert, select, update
 
@@ -92,6 +91,9 @@ from cleveragents_acms.indexing.store import (
 )
 from cleveragents_acms.indexing.tables import ensure_tables, indexed_files, repo_indexes
 from cleveragents_acms.indexing.vectors import choose_embedder, rebuild_from_nodes
+
+if TYPE_CHECKING:
+    from cleveragents_acms.analyzers.walk_ahead import WalkAhead
 
 __all__ = ["IndexBusy", "PhaseListener", "PhaseProgress", "Progress", "RepoIndexingService"]
 
@@ -410,6 +412,7 @@ class RepoIndexingService:
         wait: float = 0.0,
         on_wait: Callable[[int], None] | None = None,
         changed_paths: Iterable[str] | None = None,
+        walk_ahead: WalkAhead | None = None,
     ) -> RepoIndex:
         """Index ``root_path`` as ``resource_id`` in ``project``; incremental unless ``force``.
 
@@ -424,6 +427,11 @@ class RepoIndexingService:
         refreshing), the run waits up to ``wait`` seconds (``math.inf``: as long as that
         process runs it), telling ``on_wait`` that process's id once, then starts.
 
+        ``walk_ahead`` is a walk of ``root_path`` started when the command did
+        (``analyzers/walk_ahead.py``): the run takes it instead of walking, unless it had
+        to wait for another process (the tree may have changed since) or walks under other
+        limits.
+
         :raises BusinessRuleViolation: the other process still indexes it after ``wait``.
         """
         root = Path(root_path).expanduser()
@@ -433,9 +441,19 @@ class RepoIndexingService:
             raise ValidationError("project name is required")
         self.cleanup_stale_indexing()
         analyzers = analyzer_versions(self.analyzer_specs())  # raises before the claim
+        waited: list[int] = []
+
+        def waiting(pid: int) -> None:
+            waited.append(pid)
+            if on_wait is not None:
+                on_wait(pid)
+
         index_id, previous, built_with = self._claim_waiting(
-            resource_id, project, root.resolve(), wait, on_wait
+            resource_id, project, root.resolve(), wait, waiting
         )
+        if walk_ahead is not None and waited:
+            walk_ahead.discard()
+            walk_ahead = None
         run = IndexRun()
         # Asked for, or after a run that stopped (its text may be ahead of the node store):
         # the text index gets every document of the files analysed, not only those that
@@ -478,6 +496,7 @@ class RepoIndexingService:
                     max_total_size=max_total_size,
                     progress=progress,
                     changed_paths=None if previous != "ready" else changed_paths,
+                    walk_ahead=walk_ahead,
                 )
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
@@ -728,11 +747,6 @@ class RepoIndexingService:
             raise CleverAgentsError("no analyzers are registered; is cleveragents-acms installed?")
         return specs
 
-    def _size_limit(self, given: int | None, key: str) -> int | None:
-        """A size limit in bytes: ``given``, else the configured ``key``; 0 is no limit."""
-        value = given if given is not None else self.config.get(key)
-        return int(value) if value else None
-
     def _run(
         self,
         index_id: str,
@@ -750,8 +764,13 @@ class RepoIndexingService:
         max_total_size: int | None,
         progress: Progress | None,
         changed_paths: Iterable[str] | None = None,
+        walk_ahead: WalkAhead | None = None,
     ) -> tuple[FileRecord, ...]:
-        from cleveragents_acms.analyzers.files import discover, discover_changes
+        from cleveragents_acms.analyzers.files import (
+            configured_limits,
+            discover,
+            discover_changes,
+        )
 
         with _phase(run, "discover"):
             with self.database.engine.connect() as conn:
@@ -762,13 +781,13 @@ class RepoIndexingService:
                     ).mappings()
                 }
             stats = _file_stats(known)
-            limits: dict[str, Any] = {
-                "max_file_size": self._size_limit(max_file_size, "context.file.max-size")
-                or sys.maxsize,
-                "max_total_size": self._size_limit(max_total_size, "context.file.max-total-size"),
-                "include_globs": include_globs,
-                "exclude_globs": exclude_globs,
-            }
+            limits = configured_limits(
+                self.config,
+                max_file_size=max_file_size,
+                max_total_size=max_total_size,
+                include_globs=include_globs,
+                exclude_globs=exclude_globs,
+            )
             discovery = None
             if changed_paths is not None and not force:
                 changed_paths = list(changed_paths)
@@ -776,7 +795,8 @@ class RepoIndexingService:
                 if discovery is not None:
                     run.paths_looked_at = len(changed_paths)
             if discovery is None:
-                discovery = discover(root, known=None if force else stats, **limits)
+                walked = walk_ahead.take() if walk_ahead is not None else None
+                discovery = discover(root, known=None if force else stats, walked=walked, **limits)
         run.files_seen, run.files_skipped = len(discovery.files), len(discovery.skipped)
         run.skipped_reasons = discovery.reasons()
         run.skipped = [(s.relative, s.reason) for s in discovery.skipped]
