@@ -3540,3 +3540,77 @@ def test_go_types_implement_interfaces_as_their_package_s_files_change(
     run = refresh()
     assert run.files_removed == 1 and run.files_dependent == 1
     assert _implements(service, "go") == {("Square", "Areas"), ("Cube", "Areas")} == cold()
+
+
+@pytest.mark.parametrize("in_background", [True, False])
+def test_the_graph_store_opens_in_a_thread_of_its_own_when_its_backend_says_so(
+    service: RepoIndexingService,
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    in_background: bool,
+) -> None:
+    """Oxigraph's store opens beside the text index and the vectors, from a thread of its
+    own, and is used from the indexer's thread after; a backend that does not say
+    ``opens_in_background`` opens in the indexer's thread. The index is the same."""
+    import threading
+
+    from cleveragents_acms.backends.graph import OxigraphGraphBackend
+
+    opened_in: list[str] = []
+    init = OxigraphGraphBackend.__init__
+
+    def noted(self: OxigraphGraphBackend, *args: Any, **kwargs: Any) -> None:
+        opened_in.append(threading.current_thread().name)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(OxigraphGraphBackend, "__init__", noted)
+    monkeypatch.setattr(OxigraphGraphBackend, "opens_in_background", in_background)
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    paths = corpus / "cleveragents" / "paths.py"
+    paths.write_text(paths.read_text() + "\n\ndef moved_here():\n    return 1\n")
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None and run.files_analyzed == 1
+    main = threading.current_thread().name
+    assert opened_in == ["open-graph" if in_background else main] * 2
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        found = index.graph.select(
+            f'SELECT ?n WHERE {{ ?n <{UKO}name> "moved_here" }}', scope=frozenset({RESOURCE_A})
+        )
+        assert [row["n"] for row in found] == [
+            node_uri(RESOURCE_A, "cleveragents/paths.py", "moved_here")
+        ]
+    finally:
+        index.close()
+
+
+def test_a_store_that_fails_to_open_closes_the_graph_opened_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the text index cannot be opened, the graph store opened in the background is
+    closed (its lock released) before the error is raised."""
+    from cleveragents.errors import ConfigurationError
+    from cleveragents_acms.backends.graph import OxigraphGraphBackend
+    from cleveragents_acms.backends.text import TantivyTextBackend
+
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    host = PluginHost.load(env={})
+    config = load_config(cwd=tmp_path, env={})
+    closed: list[bool] = []
+    close = OxigraphGraphBackend.close
+
+    def noted(self: OxigraphGraphBackend) -> None:
+        closed.append(True)
+        close(self)
+
+    def broken(self: TantivyTextBackend, *args: Any, **kwargs: Any) -> None:
+        raise ConfigurationError("no text index here")
+
+    monkeypatch.setattr(OxigraphGraphBackend, "close", noted)
+    monkeypatch.setattr(TantivyTextBackend, "__init__", broken)
+    with pytest.raises(ConfigurationError, match="no text index"):
+        ProjectIndex.open("demo", host.registry, config)
+    assert closed == [True]
+    monkeypatch.undo()
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
+    ProjectIndex.open("demo", host.registry, config).close()  # the store's lock was released

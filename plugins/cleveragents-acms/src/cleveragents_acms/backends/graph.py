@@ -158,6 +158,11 @@ class OxigraphGraphBackend:
         Linux; see ``graph_loader``) or ``"system"``.
     """
 
+    #: The indexer may build it in a thread of its own while it opens its other stores:
+    #: pyoxigraph opens the store without holding the GIL, and the store is used from any
+    #: thread after.
+    opens_in_background = True
+
     def __init__(
         self,
         location: Path | str,
