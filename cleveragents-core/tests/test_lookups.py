@@ -54,18 +54,32 @@ def test_resource_at_agrees_with_the_repositories(database: Database) -> None:
         links = [link.project_name for link in resources.projects_of(expected.resource_id)]
     found = resource_at(database, "/srv/api")
     assert found is not None
-    resource, linked = found
-    assert resource == expected and resource.resource_id == first.resource_id
+    stored, linked = found
+    resource = stored.model()
+    assert resource == expected and stored.resource_id == first.resource_id
     assert resource.created_at.tzinfo is UTC and resource.properties["branches"] == ["main", "dev"]
     assert linked == links == ["local/a", "local/b"]
+    # Read as stored, it says what the model says, without building it.
+    assert (stored.label, stored.name, stored.location) == ("api", "api", "/srv/api")
+    assert stored.json() == expected.model_dump(mode="json")
     other = resource_at(database, "/srv/other")
     assert other is not None and other[0].name == "other" and other[1] == []
+    unnamed = resource_at(database, "/srv/api2")
+    assert unnamed is None
+    with database.session() as session:
+        ResourceRepository(session).add(
+            Resource(resource_type_name="filesystem/directory", location="/srv/api2")
+        )
+    unnamed = resource_at(database, "/srv/api2")
+    assert unnamed is not None
+    assert unnamed[0].label == unnamed[0].model().label == unnamed[0].resource_id
+    assert unnamed[0].json() == unnamed[0].model().model_dump(mode="json")
     assert resource_at(database, "/srv/none") is None
 
 
 def test_a_lookup_imports_neither_the_orm_nor_postgresql_s_dialect(tmp_path: Path) -> None:
     """What an index refresh asks first costs SQLAlchemy's core alone (once the database
-    is migrated: migrating reads the tables' classes)."""
+    is migrated: migrating reads the tables' classes), without pydantic's models."""
     migrated = Database.for_sqlite_file(tmp_path / "c.db")
     migrated.migrate()
     migrated.dispose()
@@ -76,7 +90,7 @@ def test_a_lookup_imports_neither_the_orm_nor_postgresql_s_dialect(tmp_path: Pat
         f"db = Database.for_sqlite_file({str(tmp_path / 'c.db')!r})\n"
         "assert resource_at(db, '/srv/none') is None\n"
         "print(sorted(m for m in ('sqlmodel', 'sqlalchemy.orm', 'cleveragents.storage.tables',"
-        " 'sqlalchemy.dialects.postgresql') if m in sys.modules))\n"
+        " 'sqlalchemy.dialects.postgresql', 'pydantic') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -376,6 +376,11 @@ class PluginHost:
             self.call_event("cleveragents_unconfigure", config=self._configured_with)
             self._configured_with = None
 
+    def implements(self, hook_name: str) -> bool:
+        """Whether any plugin implements the hook ``hook_name`` (so its arguments are
+        worth building)."""
+        return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
+
     def call_event(self, hook_name: str, **kwargs: Any) -> list[tuple[str, BaseException]]:
         """Call an event hook on each plugin separately; return the failures.
 

@@ -78,6 +78,56 @@ def test_index_creates_project_and_reports_json(tmp_path: Path, repo: Path) -> N
     assert f"nodes 0 new, 0 revised, 0 retired, {nodes} unchanged" in forced
 
 
+_INDEXED_PROBE = """
+import json
+import os
+
+from cleveragents import hookimpl
+
+
+@hookimpl
+def cleveragents_resource_indexed(resource, stats):
+    with open(os.environ["INDEXED_PROBE_OUT"], "a") as out:
+        dumped = resource.model_dump(mode="json")
+        out.write(json.dumps([type(resource).__name__, dumped, stats["files"]]) + "\\n")
+"""
+
+
+def test_a_plugin_told_of_an_indexed_resource_gets_the_model_on_every_run(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A refresh reads the registered resource as stored, without building its pydantic
+    model (``storage.lookups``); a plugin implementing ``cleveragents_resource_indexed``
+    still gets the :class:`Resource` model each run, the one ``--json`` prints."""
+    probe = tmp_path / "probe"
+    dist = probe / "indexed_probe-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (probe / "indexed_probe.py").write_text(_INDEXED_PROBE)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: indexed-probe\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[cleveragents]\nindexed-probe = indexed_probe\n")
+    told = tmp_path / "told.jsonl"
+    env = {
+        **os.environ,
+        "CLEVERAGENTS_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(probe), os.environ.get("PYTHONPATH")])),
+        "INDEXED_PROBE_OUT": str(told),
+    }
+    printed = []
+    for _ in range(2):
+        done = subprocess.run(
+            [CLI, "index", str(repo), "--project", "shop", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        printed.append(json.loads(done.stdout)["resource"])
+    calls = [json.loads(line) for line in told.read_text().splitlines()]
+    assert calls == [["Resource", printed[0], 4], ["Resource", printed[1], 4]]
+    assert printed[0] == printed[1]
+
+
 def test_index_path_help_and_errors_read_as_the_command_is_typed(
     tmp_path: Path, repo: Path
 ) -> None:

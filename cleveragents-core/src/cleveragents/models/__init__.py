@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         TemporalScope,
     )
     from cleveragents.models.ids import is_ulid, new_ulid, parse_instant, utcnow
+    from cleveragents.models.names import check_name
     from cleveragents.models.plans import Decision, DomainEvent, Plan
     from cleveragents.models.resources import (
         BUILTIN_RESOURCE_TYPES,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
         ProjectResource,
         Resource,
         ResourceLink,
-        check_name,
     )
     from cleveragents.models.sandbox import Change, DiffView, SandboxRef
     from cleveragents.models.uko import AnalysisResult, UKONode, node_uri
@@ -69,7 +69,7 @@ _HOMES = {
     "StrategyCapabilities": "context",
     "TemporalScope": "context",
     "UKONode": "uko",
-    "check_name": "resources",
+    "check_name": "names",
     "is_ulid": "ids",
     "new_ulid": "ids",
     "node_uri": "uko",

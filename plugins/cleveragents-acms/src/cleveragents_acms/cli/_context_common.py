@@ -182,7 +182,7 @@ def resolve_project(app: Any, project: str | None, path: str | None = None) -> s
     directory; else the only project there is.
     """
     from cleveragents.errors import ValidationError
-    from cleveragents.models.resources import check_name
+    from cleveragents.models.names import check_name
 
     if path is not None:
         from cleveragents_acms.analyzers.walk_ahead import WalkAhead

@@ -181,7 +181,7 @@ def build(
 
     # The tree is walked in a child process while this one imports the indexer.
     walk_ahead = WalkAhead.configured(path.expanduser(), app.config)
-    from cleveragents_acms.indexing.runner import index_path, service_for
+    from cleveragents_acms.indexing.runner import index_path, resource_json, service_for
 
     try:
         resource, result = index_path(
@@ -199,7 +199,7 @@ def build(
     if as_json:
         emit_json(
             {
-                "resource": resource.model_dump(mode="json"),
+                "resource": resource_json(resource),
                 "index": result.metadata.to_dict(),
                 "run": result.run.to_dict() if result.run else None,
             }

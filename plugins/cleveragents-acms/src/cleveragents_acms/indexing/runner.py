@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cleveragents.models.resources import Resource
+from cleveragents.storage.lookups import StoredResource
 from cleveragents_acms.indexing.models import RepoIndex
 from cleveragents_acms.indexing.service import (
     PhaseListener,
@@ -26,9 +26,10 @@ from cleveragents_acms.indexing.service import (
 )
 
 if TYPE_CHECKING:
+    from cleveragents.models.resources import Resource
     from cleveragents_acms.analyzers.walk_ahead import WalkAhead
 
-__all__ = ["ensure_resource", "index_path", "index_resource", "service_for"]
+__all__ = ["ensure_resource", "index_path", "index_resource", "resource_json", "service_for"]
 
 
 def service_for(app: Any) -> RepoIndexingService:
@@ -37,12 +38,16 @@ def service_for(app: Any) -> RepoIndexingService:
     return RepoIndexingService(app.database, app.registry, app.config)
 
 
-def ensure_resource(app: Any, path: Path, project: str | None) -> tuple[Resource, str]:
-    """The resource registered at ``path`` (created if needed), linked into ``project``.
+def ensure_resource(
+    app: Any, path: Path, project: str | None
+) -> tuple[Resource | StoredResource, str]:
+    """The resource registered at ``path`` (created if needed), linked into ``project``:
+    as it is stored when it was there already (nearly always; no model built), else the
+    model just registered.
 
     Without a project, the project is named after the resource.
     """
-    from cleveragents.models.resources import check_name
+    from cleveragents.models.names import check_name
     from cleveragents.storage.lookups import resource_at
 
     given = path.expanduser()
@@ -50,12 +55,13 @@ def ensure_resource(app: Any, path: Path, project: str | None) -> tuple[Resource
         # Nearly always all is there already: found without the ORM (0.1 s to import).
         found = resource_at(app.database, str(given.resolve()))
         if found is not None:
-            resource, linked = found
-            project_name = check_name("project", project or resource.label)
+            stored, linked = found
+            project_name = check_name("project", project or stored.label)
             if project_name in linked:
-                return resource, project_name
+                return stored, project_name
 
     from cleveragents.cli.resource_cmd import default_resource_name, describe_location
+    from cleveragents.models.resources import Resource
     from cleveragents.storage.audit import add_audit_row
     from cleveragents.storage.repositories import ProjectRepository, ResourceRepository
 
@@ -190,7 +196,7 @@ def _progress(
 
 def index_resource(
     app: Any,
-    resource: Resource,
+    resource: Resource | StoredResource,
     project: str,
     *,
     force: bool = False,
@@ -238,11 +244,20 @@ def index_resource(
         "files": result.metadata.file_count,
         "nodes": result.metadata.node_count,
     }
-    for plugin, exc in app.host.call_event(
-        "cleveragents_resource_indexed", resource=resource, stats=stats
-    ):
-        click.echo(f"warning: plugin {plugin} failed on resource indexed: {exc}", err=True)
+    if app.host.implements("cleveragents_resource_indexed"):  # else no model is built
+        model = resource.model() if isinstance(resource, StoredResource) else resource
+        for plugin, exc in app.host.call_event(
+            "cleveragents_resource_indexed", resource=model, stats=stats
+        ):
+            click.echo(f"warning: plugin {plugin} failed on resource indexed: {exc}", err=True)
     return result
+
+
+def resource_json(resource: Resource | StoredResource) -> dict[str, Any]:
+    """The resource as ``--json`` prints it (the model's JSON dump, however it was read)."""
+    if isinstance(resource, StoredResource):
+        return resource.json()
+    return resource.model_dump(mode="json")
 
 
 def index_path(
@@ -254,7 +269,7 @@ def index_path(
     show_progress: bool | None = None,
     wait: bool = True,
     walk_ahead: WalkAhead | None = None,
-) -> tuple[Resource, RepoIndex]:
+) -> tuple[Resource | StoredResource, RepoIndex]:
     """``cleveragents index PATH``: register what is needed, then index (``walk_ahead``:
     PATH's tree, walked while the command started)."""
     from cleveragents.errors import ValidationError
