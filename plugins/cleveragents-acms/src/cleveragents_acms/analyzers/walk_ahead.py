@@ -48,7 +48,6 @@ class WalkAhead:
 
     def __init__(self, root: Path, limits: Mapping[str, Any]) -> None:
         self.root, self.rules = Path(root), WalkRules.of(limits)
-        rules = self.rules
         self._pid: int | None = None
         self._pipe: int | None = None
         if not _can_fork():
@@ -61,7 +60,7 @@ class WalkAhead:
             os.close(writing)
             return
         if pid == 0:  # the child: walk, write, leave without Python's exit handlers
-            _walk_into(writing, reading, self.root, rules)
+            _walk_into(writing, reading, self.root, self.rules)
         os.close(writing)
         self._pid, self._pipe = pid, reading
         # Never a child left behind: one not taken is stopped when this is dropped.
