@@ -906,8 +906,9 @@ def _inheriting_files(
     called = {key for f in callables for key in symbol_keys(f)}
     if exports is not None:
         exports = _with_imports_to(index.nodes, resource_id, exports, keys | called)
-        keys |= reexport_aliases(exports, keys)
-        called |= reexport_aliases(exports, called)
+        aliases_of = Aliases(exports).of  # one table for both
+        keys |= aliases_of(keys)
+        called |= aliases_of(called)
     keys |= {key + CALL_RESULT for key in called}
     named = {f"{SYMBOL}{key}.{member}" for key in keys for member in gained}
     # ``Series().resample().mean`` where ``Series`` inherits ``resample``: named through the
