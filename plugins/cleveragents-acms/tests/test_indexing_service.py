@@ -3614,3 +3614,42 @@ def test_a_store_that_fails_to_open_closes_the_graph_opened_beside_it(
     monkeypatch.undo()
     monkeypatch.setenv("CLEVERAGENTS_HOME", str(tmp_path / "home"))
     ProjectIndex.open("demo", host.registry, config).close()  # the store's lock was released
+
+
+def test_a_name_through_a_module_whose_package_comes_and_goes_resolves_as_cold(
+    service: RepoIndexingService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``app/cli.py`` calls ``check_name`` imported from ``app.models.resources``, which
+    imports it from its sibling ``names.py``. Without ``app/models/__init__.py`` the
+    module is ``resources`` (no package above it), and a cold index leaves the call
+    unresolved. ``resources.py`` is analysed again as the package went, its text
+    unchanged; what it now says of itself sends ``cli.py``, which went through it, to be
+    analysed again too (the random-edit test found it with seed 31, once the kernel's
+    ``check_name`` had moved to ``models/names.py``). And back when the package returns."""
+    root = tmp_path / "repo"
+    _write_tree(
+        root,
+        {
+            "app/__init__.py": "",
+            "app/models/__init__.py": "",
+            "app/models/names.py": "def check_name():\n    return 1\n",
+            "app/models/resources.py": (
+                "from app.models.names import check_name\n\n__all__ = ['check_name']\n"
+            ),
+            "app/cli.py": (
+                "from app.models.resources import check_name\n\n\n"
+                "def create():\n    return check_name()\n"
+            ),
+        },
+    )
+    service.index_resource(RESOURCE_A, root, project="pkg")
+    caller, target = _APP + "cli.py#create", _APP + "models/names.py#check_name"
+    assert target in _current_edges(service, "pkg", RESOURCE_A)[caller][1]
+    package = root / "app" / "models" / "__init__.py"
+    package.unlink()
+    run, edges = _refreshed_as_cold(service, root, "pkg", tmp_path / "cold-gone", monkeypatch)
+    assert target not in edges[caller][1]
+    assert run.files_dependent >= 3  # names.py and resources.py, then cli.py
+    package.write_text("")
+    _, edges = _refreshed_as_cold(service, root, "pkg", tmp_path / "cold-back", monkeypatch)
+    assert target in edges[caller][1]

@@ -861,38 +861,60 @@ class RepoIndexingService:
                 ):
                     analyses.append(outcome)
                     write_text(outcome)
-                if index is not None and not force:
-                    dependents.update(
-                        dependent_files(
-                            index,
+                present = [f.relative for f in discovery.files]
+                wave = (
+                    dependent_files(
+                        index,
+                        resource_id,
+                        [a for a in analyses if is_changed(a)],
+                        removed,
+                        added={a.relative for a in analyses if a.relative not in known},
+                        present=present,
+                    )
+                    if index is not None and not force
+                    else set()
+                )
+                already = {a.relative: a for a in analyses}
+                while wave:
+                    dependents |= wave
+                    # A dependent read in this run already (its time stamp moved, not its
+                    # text) is not analysed twice.
+                    for path in sorted(wave & already.keys()):
+                        write_text(already[path])
+                    unread = sorted(wave - already.keys())
+                    for outcome in (
+                        analyze_files(
+                            self.analyzer_specs(),
+                            root,
+                            unread,
                             resource_id,
-                            [a for a in analyses if is_changed(a)],
-                            removed,
-                            added={a.relative for a in analyses if a.relative not in known},
-                            present=[f.relative for f in discovery.files],
+                            workers=self.workers,
+                            embedder=self._light_embedder(),
                         )
+                        if unread
+                        else ()
+                    ):
+                        analyses.append(outcome)
+                        already[outcome.relative] = outcome
+                        write_text(outcome)
+                    # A dependent may say other than it did with the same text (its
+                    # package's __init__.py came or went: its dotted names moved), and
+                    # what went through it then changes as if its text had.
+                    assert index is not None
+                    reshaped = [
+                        already[path]
+                        for path in sorted(wave)
+                        if _reshaped(index.nodes, resource_id, already[path])
+                    ]
+                    wave = (
+                        dependent_files(
+                            index, resource_id, reshaped, [], added=set(), present=present
+                        )
+                        - {a.relative for a in analyses if is_changed(a)}
+                        if reshaped
+                        else set()
                     )
                 run.files_dependent = len(dependents)
-                # A dependent read in this run already (its time stamp moved, not its
-                # text) is not analysed twice.
-                already = {a.relative: a for a in analyses}
-                for path in sorted(dependents & already.keys()):
-                    write_text(already[path])
-                unread = sorted(dependents - already.keys())
-                for outcome in (
-                    analyze_files(
-                        self.analyzer_specs(),
-                        root,
-                        unread,
-                        resource_id,
-                        workers=self.workers,
-                        embedder=self._light_embedder(),
-                    )
-                    if unread
-                    else ()
-                ):
-                    analyses.append(outcome)
-                    write_text(outcome)
             if index is not None and rebuild:
                 self._rebuild(index, resource_id, rebuild, run)
             changed = [a for a in analyses if is_changed(a)]
@@ -1369,6 +1391,25 @@ def _file_record(row: Any) -> FileRecord:
         node_count=row["node_count"],
         errors=tuple((row["errors"] or "").splitlines()),
     )
+
+
+def _reshaped(nodes: NodeStore, resource_id: str, outcome: FileAnalysis) -> bool:
+    """Whether an analysis of a file whose text did not change says other than its stored
+    nodes: other nodes, or nodes with other names or properties (edges aside, which
+    resolution rewrites)."""
+    stored = nodes.current_fingerprints(resource_id, [outcome.relative])
+    found = outcome.result.nodes
+    if stored.keys() != {n.uri for n in found}:
+        return True
+    for node in found:
+        blobs = outcome.store_blobs.get(node.uri)
+        content = blobs[2] if blobs else content_digest(node)
+        earlier = stored[node.uri]
+        if not same_content(earlier.fingerprint, content) and not same_as_earlier(
+            earlier, node, blobs[3] if blobs else None
+        ):
+            return True
+    return False
 
 
 def _file_stats(known: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
