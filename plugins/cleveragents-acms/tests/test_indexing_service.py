@@ -3653,3 +3653,28 @@ def test_a_name_through_a_module_whose_package_comes_and_goes_resolves_as_cold(
     package.write_text("")
     _, edges = _refreshed_as_cold(service, root, "pkg", tmp_path / "cold-back", monkeypatch)
     assert target in edges[caller][1]
+
+
+def test_a_run_s_file_records_are_made_when_first_read(
+    service: RepoIndexingService, corpus: Path
+) -> None:
+    """A run hands back its files' records by path, made from their rows when first read
+    (a command printing the summary never reads them); they equal what ``get_index``
+    reads back from the table, compare with plain tuples and pickle as one."""
+    import pickle
+
+    from cleveragents_acms.indexing.models import FileRecords
+
+    result = service.index_resource(RESOURCE_A, corpus, project="demo")
+    files = result.files
+    assert isinstance(files, FileRecords) and files._records is None
+    assert len(files) == result.metadata.file_count  # still not made
+    assert files._records is None
+    stored = service.get_index(RESOURCE_A, "demo")
+    assert stored is not None
+    assert files == tuple(sorted(stored.files, key=lambda f: f.path))
+    assert [f.path for f in files] == sorted(f.path for f in files)
+    assert files[0] == list(files)[0] and files[-2:] == tuple(files)[-2:]
+    assert pickle.loads(pickle.dumps(files)) == tuple(files)
+    problems = [f.path for f in files if f.errors]  # a syntax error, a latin-1 file
+    assert problems == ["broken.py", "latin1.py"] and result.metadata.error_count == 2

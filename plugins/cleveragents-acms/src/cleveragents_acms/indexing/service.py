@@ -57,7 +57,13 @@ from cleveragents_acms.indexing.go_interfaces import (
     go_folder,
 )
 from cleveragents_acms.indexing.inheritance import stored_ancestry
-from cleveragents_acms.indexing.models import FileRecord, IndexMetadata, IndexRun, RepoIndex
+from cleveragents_acms.indexing.models import (
+    FileRecord,
+    FileRecords,
+    IndexMetadata,
+    IndexRun,
+    RepoIndex,
+)
 from cleveragents_acms.indexing.project_index import ProjectIndex, backend_class
 from cleveragents_acms.indexing.resolve import (
     INHERITED_TARGET,
@@ -515,7 +521,7 @@ class RepoIndexingService:
             _ON_PHASE_PROGRESS.reset(following)
             _ON_PHASE.reset(listening)
         run.seconds = round(time.perf_counter() - started, 3)
-        return RepoIndex(metadata, files, run)
+        return RepoIndex(metadata, FileRecords(files), run)
 
     def compact_text(self, project: str) -> tuple[int, int, int] | None:
         """Write ``project``'s text index anew from its node store if it holds any replaced
@@ -542,7 +548,7 @@ class RepoIndexingService:
             rows = conn.execute(
                 select(indexed_files).where(indexed_files.c.index_id == metadata.index_id)
             ).mappings()
-            files = tuple(_file_record(r) for r in rows)
+            files = tuple(FileRecord.from_row(r) for r in rows)
         return RepoIndex(metadata, files)
 
     def get_index_status(
@@ -765,7 +771,7 @@ class RepoIndexingService:
         progress: Progress | None,
         changed_paths: Iterable[str] | None = None,
         walk_ahead: WalkAhead | None = None,
-    ) -> tuple[FileRecord, ...]:
+    ) -> list[Mapping[str, Any]]:
         from cleveragents_acms.analyzers.files import (
             configured_limits,
             discover,
@@ -1195,7 +1201,7 @@ class RepoIndexingService:
         removed: Sequence[str],
         by_path: dict[str, Any],
         run: IndexRun,
-    ) -> tuple[FileRecord, ...]:
+    ) -> list[Mapping[str, Any]]:
         with self.database.engine.begin() as conn:
             if removed:
                 conn.execute(
@@ -1236,40 +1242,40 @@ class RepoIndexingService:
                     .values(last_modified=mtime)
                 )
         # The table now holds what the run read before and wrote since (the index is
-        # claimed: no other writer): built from those, not read back (12k rows: 60 ms).
+        # claimed: no other writer): its rows are those, not read back (12k rows: 60 ms).
         written = {row["path"]: row for row in rows}
         gone = set(removed)
-        records = [
-            _file_record({**row, "last_modified": touched[path]} if path in touched else row)
+        held: list[Mapping[str, Any]] = [
+            {**row, "last_modified": touched[path]} if path in touched else row
             for path, row in known.items()
             if path not in written and path not in gone
         ]
-        records.extend(_file_record(row) for row in rows)
-        records.sort(key=lambda record: record.path)
-        return tuple(records)
+        held.extend(rows)
+        return held
 
     def _finish(
-        self, index_id: str, files: Iterable[FileRecord], run: IndexRun, analyzers: str
+        self, index_id: str, files: Sequence[Mapping[str, Any]], run: IndexRun, analyzers: str
     ) -> IndexMetadata:
-        files = list(files)
+        """Mark the index ready with the totals of ``files`` (its ``indexed_files`` rows)."""
         # The primary language is a programming language when there is code at all: a
         # project's prose (Flask's 84 .rst pages) outweighs its code more often than not.
         tokens: Counter[str] = Counter()
         code: Counter[str] = Counter()
         for f in files:
-            if f.language != "unknown":
-                tokens[f.language] += f.token_count
-                if f.language in CODE_LANGUAGES:
-                    code[f.language] += f.token_count
+            language = f["language"]
+            if language != "unknown":
+                tokens[language] += f["token_count"]
+                if language in CODE_LANGUAGES:
+                    code[language] += f["token_count"]
         values = {
             "status": "ready",
             "error_message": None,
             "worker_pid": None,
             "indexed_at": _now().isoformat(),
             "file_count": len(files),
-            "node_count": sum(f.node_count for f in files),
-            "error_count": sum(1 for f in files if f.errors),
-            "token_estimate": sum(f.token_count for f in files),
+            "node_count": sum(f["node_count"] for f in files),
+            "error_count": sum(1 for f in files if f["errors"]),
+            "token_estimate": sum(f["token_count"] for f in files),
             "primary_language": (code or tokens or Counter(["unknown"])).most_common(1)[0][0],
             "analyzers": analyzers,
         }
@@ -1376,20 +1382,6 @@ def _metadata(row: Any) -> IndexMetadata:
         status=row["status"],
         error_message=row["error_message"],
         analyzers=row["analyzers"],
-    )
-
-
-def _file_record(row: Any) -> FileRecord:
-    return FileRecord(
-        path=row["path"],
-        content_hash=row["content_hash"],
-        token_count=row["token_count"],
-        size_bytes=row["size_bytes"],
-        language=row["language"],
-        last_modified=row["last_modified"],
-        analyzer=row["analyzer"],
-        node_count=row["node_count"],
-        errors=tuple((row["errors"] or "").splitlines()),
     )
 
 
