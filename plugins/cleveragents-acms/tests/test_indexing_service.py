@@ -3674,7 +3674,7 @@ def test_a_run_s_file_records_are_made_when_first_read(
     assert stored is not None
     assert files == tuple(sorted(stored.files, key=lambda f: f.path))
     assert [f.path for f in files] == sorted(f.path for f in files)
-    assert files[0] == list(files)[0] and files[-2:] == tuple(files)[-2:]
+    assert files[0] == next(iter(files)) and files[-2:] == tuple(files)[-2:]
     assert pickle.loads(pickle.dumps(files)) == tuple(files)
     problems = [f.path for f in files if f.errors]  # a syntax error, a latin-1 file
     assert problems == ["broken.py", "latin1.py"] and result.metadata.error_count == 2
