@@ -592,11 +592,9 @@ class WalkRules:
 
     @classmethod
     def of(cls, limits: Mapping[str, Any]) -> WalkRules:
-        """The rules of :func:`discover`'s keyword arguments ``limits``."""
+        """The rules of :func:`configured_limits`'s ``limits``."""
         return cls(
-            limits.get("max_file_size", 1_048_576),
-            tuple(limits.get("include_globs", ())),
-            tuple(limits.get("exclude_globs", ())),
+            limits["max_file_size"], tuple(limits["include_globs"]), tuple(limits["exclude_globs"])
         )
 
 

@@ -187,11 +187,12 @@ def resolve_project(app: Any, project: str | None, path: str | None = None) -> s
     if path is not None:
         from cleveragents_acms.analyzers.walk_ahead import WalkAhead
 
+        folder = Path(path).expanduser()
         # The tree is walked in a child process while this one imports the indexer.
-        walk_ahead = WalkAhead.configured(Path(path).expanduser(), app.config)
+        walk_ahead = WalkAhead.configured(folder, app.config)
         from cleveragents_acms.indexing.runner import index_path
 
-        resource, result = index_path(app, Path(path).expanduser(), project, walk_ahead=walk_ahead)
+        resource, result = index_path(app, folder, project, walk_ahead=walk_ahead)
         meta, run = result.metadata, result.run
         changed = f", {run.files_analyzed} analysed" if run is not None else ""
         click.echo(

@@ -867,9 +867,9 @@ class RepoIndexingService:
                 ):
                     analyses.append(outcome)
                     write_text(outcome)
-                present = [f.relative for f in discovery.files]
-                wave = (
-                    dependent_files(
+                if index is not None and not force:
+                    present = [f.relative for f in discovery.files]
+                    wave = dependent_files(
                         index,
                         resource_id,
                         [a for a in analyses if is_changed(a)],
@@ -877,49 +877,45 @@ class RepoIndexingService:
                         added={a.relative for a in analyses if a.relative not in known},
                         present=present,
                     )
-                    if index is not None and not force
-                    else set()
-                )
-                already = {a.relative: a for a in analyses}
-                while wave:
-                    dependents |= wave
-                    # A dependent read in this run already (its time stamp moved, not its
-                    # text) is not analysed twice.
-                    for path in sorted(wave & already.keys()):
-                        write_text(already[path])
-                    unread = sorted(wave - already.keys())
-                    for outcome in (
-                        analyze_files(
-                            self.analyzer_specs(),
-                            root,
-                            unread,
-                            resource_id,
-                            workers=self.workers,
-                            embedder=self._light_embedder(),
+                    already = {a.relative: a for a in analyses}
+                    while wave:
+                        dependents |= wave
+                        # A dependent read in this run already (its time stamp moved, not
+                        # its text) is not analysed twice.
+                        for path in sorted(wave & already.keys()):
+                            write_text(already[path])
+                        unread = sorted(wave - already.keys())
+                        for outcome in (
+                            analyze_files(
+                                self.analyzer_specs(),
+                                root,
+                                unread,
+                                resource_id,
+                                workers=self.workers,
+                                embedder=self._light_embedder(),
+                            )
+                            if unread
+                            else ()
+                        ):
+                            analyses.append(outcome)
+                            already[outcome.relative] = outcome
+                            write_text(outcome)
+                        # A dependent may say other than it did with the same text (its
+                        # package's __init__.py came or went: its dotted names moved), and
+                        # what went through it then changes as if its text had.
+                        reshaped = [
+                            already[path]
+                            for path in sorted(wave)
+                            if _reshaped(index.nodes, resource_id, already[path])
+                        ]
+                        wave = (
+                            dependent_files(
+                                index, resource_id, reshaped, [], added=set(), present=present
+                            )
+                            - {a.relative for a in analyses if is_changed(a)}
+                            if reshaped
+                            else set()
                         )
-                        if unread
-                        else ()
-                    ):
-                        analyses.append(outcome)
-                        already[outcome.relative] = outcome
-                        write_text(outcome)
-                    # A dependent may say other than it did with the same text (its
-                    # package's __init__.py came or went: its dotted names moved), and
-                    # what went through it then changes as if its text had.
-                    assert index is not None
-                    reshaped = [
-                        already[path]
-                        for path in sorted(wave)
-                        if _reshaped(index.nodes, resource_id, already[path])
-                    ]
-                    wave = (
-                        dependent_files(
-                            index, resource_id, reshaped, [], added=set(), present=present
-                        )
-                        - {a.relative for a in analyses if is_changed(a)}
-                        if reshaped
-                        else set()
-                    )
                 run.files_dependent = len(dependents)
             if index is not None and rebuild:
                 self._rebuild(index, resource_id, rebuild, run)
