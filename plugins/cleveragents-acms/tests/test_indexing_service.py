@@ -261,6 +261,42 @@ def test_a_refresh_after_moves_and_deletions_gives_what_a_cold_index_gives(
     assert refreshed == _cold_edges(service, corpus, "demo", tmp_path / "cold", monkeypatch)
 
 
+def test_a_refresh_that_changed_most_files_reads_the_others_instead_of_searching(
+    service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As after a release pulled over the tree: with the changed files twice the others or
+    more, the others are analysed too (no search for the dependents), and the index is what
+    a cold index is, edges of the files left as they were included."""
+    import cleveragents_acms.indexing.service as service_module
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    files = sorted(p for p in corpus.rglob("*.py") if p.name != "latin1.py")
+    errors = corpus / "cleveragents" / "errors.py"
+    # A definition some of the files left as they are use goes (their edges change).
+    users = [p for p in files if p != errors and "ConfigurationError" in p.read_text()]
+    kept = [p for p in files if p.name != "__init__.py"][::4]
+    kept = [p for p in {*kept, users[0]} if p != errors]
+    for path in files:
+        if path not in kept:
+            path.write_text(path.read_text() + "\n\ndef pulled_in():\n    return 1\n")
+    written = {p.relative_to(corpus).as_posix() for p in files if p not in kept}
+    errors.write_text(errors.read_text().replace("class ConfigurationError(", "class ConfigError("))
+
+    def no_search(*args: Any, **kwargs: Any) -> set[str]:
+        raise AssertionError("searched for dependents")
+
+    monkeypatch.setattr(service_module, "dependent_files", no_search)
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None
+    assert run.files_analyzed == run.files_seen  # every file
+    assert run.files_dependent == run.files_seen - len(written)
+    refreshed = _current_edges(service, "demo", RESOURCE_A)
+    assert not any(
+        t.endswith("errors.py#ConfigurationError") for _, ts in refreshed.values() for t in ts
+    )
+    assert refreshed == _cold_edges(service, corpus, "demo", tmp_path / "cold", monkeypatch)
+
+
 @pytest.mark.parametrize("graph", ["oxigraph", "none"])
 def test_a_reference_saved_before_its_definition_resolves_once_it_comes(
     service: RepoIndexingService, corpus: Path, tmp_path: Path, graph: str
@@ -3402,17 +3438,18 @@ def test_fingerprints_stored_by_an_earlier_version_are_brought_up_to_date_in_pla
     monkeypatch.setattr(service_module, "analyzer_versions", lambda specs: upgraded)
 
     run = service.refresh_index(RESOURCE_A, corpus).run
-    assert run is not None and run.files_analyzed > 50
+    # The Python files are most of the tree: the others are read again too.
+    assert run is not None and run.files_analyzed == run.files_seen
     index = ProjectIndex.open("demo", service.registry, service.config, create=False)
     try:
-        python_nodes = [n for n in index.nodes.iter_current([RESOURCE_A]) if n.language == "python"]
-        fingerprints = index.nodes.current_fingerprints(RESOURCE_A, {n.path for n in python_nodes})
+        current = list(index.nodes.iter_current([RESOURCE_A]))
+        fingerprints = index.nodes.current_fingerprints(RESOURCE_A, {n.path for n in current})
     finally:
         index.close()
-    moved = [n for n in python_nodes if n.path == "cleveragents/paths.py"]
+    moved = [n for n in current if n.path == "cleveragents/paths.py"]
     assert {len(f.fingerprint) for f in fingerprints.values()} == {64}
     assert (run.nodes_revised, run.nodes_added) == (len(moved), 0)
-    assert run.nodes_unchanged == len(python_nodes) - len(moved)
+    assert run.nodes_unchanged == len(current) - len(moved)
 
 
 def _vector_entries(service: RepoIndexingService, project: str) -> dict[str, Any]:

@@ -126,7 +126,8 @@ class IndexRun:
     files_skipped: int = 0
     #: Of ``files_analyzed``, unchanged files analysed again because what they name
     #: changed: a definition they use was removed, renamed or moved, one they name
-    #: unresolved was added, or their package's ``__init__.py`` came or went.
+    #: unresolved was added, or their package's ``__init__.py`` came or went; or every
+    #: other file, when nearly all changed (reading them costs less than the search).
     files_dependent: int = 0
     #: Skipped files per reason (``binary``, ``total-size-limit`` …).
     skipped_reasons: dict[str, int] = field(default_factory=dict)

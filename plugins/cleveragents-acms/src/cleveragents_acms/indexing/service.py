@@ -109,6 +109,10 @@ _GRAPH_BATCH = 5000
 #: the other stores are written (starting one costs ~0.3 s).
 _BACKGROUND_GRAPH_NODES = 20_000
 
+#: When the changed files are this many times the others or more, a refresh analyses the
+#: others too, instead of searching for those that depend on the changes.
+_MOSTLY_CHANGED = 2
+
 #: ``progress(done, total, path)`` is called after each analysed file.
 Progress = Callable[[int, int, str], None]
 #: Told the name of each phase of a run as it starts (``resolve``, ``graph-wait`` …): after
@@ -869,13 +873,22 @@ class RepoIndexingService:
                     write_text(outcome)
                 if index is not None and not force:
                     present = [f.relative for f in discovery.files]
-                    wave = dependent_files(
-                        index,
-                        resource_id,
-                        [a for a in analyses if is_changed(a)],
-                        removed,
-                        added={a.relative for a in analyses if a.relative not in known},
-                        present=present,
+                    first = [a for a in analyses if is_changed(a)]
+                    rest = set(present) - {a.relative for a in first}
+                    # Most files changed (a release pulled, a branch switched): reading the
+                    # few others costs less than searching which of them depend on the
+                    # changes (5 s of a refresh that changed 237 of 254 files).
+                    wave = (
+                        rest
+                        if len(rest) * _MOSTLY_CHANGED <= len(first)
+                        else dependent_files(
+                            index,
+                            resource_id,
+                            first,
+                            removed,
+                            added={a.relative for a in analyses if a.relative not in known},
+                            present=present,
+                        )
                     )
                     already = {a.relative: a for a in analyses}
                     while wave:
@@ -913,7 +926,7 @@ class RepoIndexingService:
                                 index, resource_id, reshaped, [], added=set(), present=present
                             )
                             - {a.relative for a in analyses if is_changed(a)}
-                            if reshaped
+                            if reshaped and not dependents >= rest
                             else set()
                         )
                 run.files_dependent = len(dependents)
