@@ -265,8 +265,9 @@ def test_a_refresh_that_changed_most_files_reads_the_others_instead_of_searching
     service: RepoIndexingService, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As after a release pulled over the tree: with the changed files twice the others or
-    more, the others are analysed too (no search for the dependents), and the index is what
-    a cold index is, edges of the files left as they were included."""
+    more, the others are analysed too (no search for the dependents), the text index is
+    written anew once from the node store, and the index is what a cold index is, edges of
+    the files left as they were included."""
     import cleveragents_acms.indexing.service as service_module
 
     service.index_resource(RESOURCE_A, corpus, project="demo")
@@ -290,6 +291,17 @@ def test_a_refresh_that_changed_most_files_reads_the_others_instead_of_searching
     assert run is not None
     assert run.files_analyzed == run.files_seen  # every file
     assert run.files_dependent == run.files_seen - len(written)
+    assert "text-compact" in run.phases and any(r.startswith("text: ") for r in run.rebuilt)
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        assert index.text.replaced_count() == 0
+        assert index.text.count(RESOURCE_A) == index.nodes.count(RESOURCE_A)
+    finally:
+        index.close()
+    hits = _search(service, "demo", "pulled_in", {RESOURCE_A})
+    assert "cleveragents/errors.py" in {
+        h.metadata["path"] for h in hits if h.metadata.get("name") == "pulled_in"
+    }
     refreshed = _current_edges(service, "demo", RESOURCE_A)
     assert not any(
         t.endswith("errors.py#ConfigurationError") for _, ts in refreshed.values() for t in ts

@@ -152,8 +152,8 @@ class IndexRun:
     #: Seconds per phase (open, discover, analyse, resolve, graph, nodes, text, vectors,
     #: graph-wait, commit, close, record, finish; graph-rebuild and vector-rebuild when a store
     #: turned back on is built from the node store; text-compact when the text index is
-    #: written anew); changed files reach the text index during ``analyse``, so ``text``
-    #: only counts removed files.
+    #: written anew); changed files reach the text index during ``analyse`` (unless most
+    #: files changed: then in text-compact), so ``text`` only counts removed files.
     phases: dict[str, float] = field(default_factory=dict)
 
     def timed(self, phase: str, seconds: float) -> None:

@@ -181,6 +181,15 @@ def _text_skew(index: ProjectIndex, max_share: float) -> tuple[int, int] | None:
     return (replaced, live) if replaced and replaced > live * max_share else None
 
 
+def _text_mostly_of(index: ProjectIndex, resource_id: str) -> bool:
+    """Whether ``resource_id``'s documents are three quarters or more of the project's
+    text index (writing it anew then costs little more than writing that resource's)."""
+    text = index.text
+    if text is None or not (hasattr(text, "clear") and hasattr(text, "count")):
+        return False
+    return 4 * text.count(resource_id) >= 3 * text.count()
+
+
 def _write_text_anew(index: ProjectIndex) -> int:
     """Empty the text index and write the node store's current nodes into it, in one
     commit; returns the documents written."""
@@ -844,7 +853,7 @@ class RepoIndexingService:
                 return
             # The text index needs no resolved edges: it is written while the workers go
             # on parsing, instead of after them.
-            if index.text is not None:
+            if index.text is not None and not text_anew:
                 if rewrite_text or outcome.relative not in known:
                     index.text.delete_paths(resource_id, [outcome.relative])
                     index.text.add_nodes(outcome.result.nodes)
@@ -853,11 +862,25 @@ class RepoIndexingService:
             _release_renderings(outcome, index)
 
         rebuild = _stores_to_rebuild(self.registry, self.config, project, resource_id)
+        text_anew = False
         if not candidates and not removed and not rebuild:
             index = None
         else:
             with _phase(run, "open"):
                 index = ProjectIndex.open(project, self.registry, self.config, with_vectors=True)
+            # Most files changed (a release pulled over the tree, --force): the replaced
+            # documents would outweigh the live ones, and the text index be written anew
+            # after the run had written it file by file. It is written anew once instead.
+            # Not for files read again only as their analyzer changed: their documents are
+            # replaced only where their text changed, which is seldom.
+            edited = sum(
+                1 for f in candidates if force or stats.get(f.relative) != (f.size, f.mtime_ns)
+            )
+            text_anew = (
+                bool(known)
+                and edited + len(removed) >= _MOSTLY_CHANGED * (len(discovery.files) - edited)
+                and _text_mostly_of(index, resource_id)
+            )
         try:
             with _phase(run, "analyse"):
                 for outcome in analyze_files(
@@ -937,7 +960,7 @@ class RepoIndexingService:
             run.files_unchanged = len(discovery.files) - len(changed)
             run.files_removed = len(removed)
             if index is not None:
-                self._write(index, resource_id, changed, removed, run)
+                self._write(index, resource_id, changed, removed, run, text_anew=text_anew)
                 _compact_text(index, run)
         except BaseException:
             if index is not None:
@@ -979,9 +1002,12 @@ class RepoIndexingService:
         changed: Sequence[FileAnalysis],
         removed: Sequence[str],
         run: IndexRun,
+        *,
+        text_anew: bool = False,
     ) -> None:
         """Apply the run to the project's stores (the text index already has the changed
-        files); the caller rolls the text index and node store back if this raises."""
+        files, unless it is to be written anew from the node store: ``text_anew``); the
+        caller rolls the text index and node store back if this raises."""
         if not changed and not removed:
             return
         valid_from = _now().isoformat()
@@ -991,7 +1017,7 @@ class RepoIndexingService:
         # after this leaves it ahead of the node store, which the next run repairs (see
         # ``rewrite_text``). Rolling it back waits for the commit to end.
         text_commit = None
-        if index.text is not None:
+        if index.text is not None and not text_anew:
             if removed:
                 with _phase(run, "text"):
                     index.text.delete_paths(resource_id, removed)
@@ -1091,8 +1117,17 @@ class RepoIndexingService:
                     index.vectors.commit()
                 if text_commit is not None:
                     text_commit.result()
-                elif index.text is not None:
+                elif index.text is not None and not text_anew:
                     index.text.commit()
+            if index.text is not None and text_anew:
+                # From the node store's transaction, which holds this run's nodes already;
+                # committed before it, as the text index always is.
+                with _phase(run, "text-compact"):
+                    written = _write_text_anew(index)
+                run.rebuilt.append(
+                    f"text: {written} documents written anew from the node store, as the run "
+                    "changed most of the files"
+                )
             if loader is not None:
                 with _phase(run, "graph-wait"):
                     pending, loader = loader, None
