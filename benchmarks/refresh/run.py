@@ -163,6 +163,37 @@ def differences(refreshed: dict[str, Any], cold: dict[str, Any], limit: int = 10
     return found[:limit] + ([f"... {len(found) - limit} more"] if len(found) > limit else [])
 
 
+def _step(
+    package: str,
+    to: str,
+    files: dict[str, int],
+    run: Any,
+    refresh_s: float,
+    cold_s: float,
+    diff: list[str],
+) -> dict[str, Any]:
+    """One step's results: the refresh's run beside the cold index's time."""
+    return {
+        "package": package,
+        "to": to,
+        "files": files,
+        "analysed": run.files_analyzed,
+        "dependents": run.files_dependent,
+        "nodes": {
+            "added": run.nodes_added,
+            "revised": run.nodes_revised,
+            "retired": run.nodes_retired,
+            "unchanged": run.nodes_unchanged,
+        },
+        "refresh_s": round(refresh_s, 2),
+        "cold_s": round(cold_s, 2),
+        "refresh_vs_cold": round(refresh_s / cold_s, 2),
+        "phases_s": {k: round(v, 2) for k, v in run.phases.items()},
+        "same_as_cold": not diff,
+        "differences": diff,
+    }
+
+
 def run_sequence(cache: Path, work: Path, package: str, versions: tuple[str, ...]) -> list[dict]:
     releases = [fetch(cache, package, v) for v in versions]
     tree = work / package / "tree"
@@ -189,25 +220,7 @@ def run_sequence(cache: Path, work: Path, package: str, versions: tuple[str, ...
                 cold_home.close()
                 shutil.rmtree(cold_home.folder, ignore_errors=True)
             diff = differences(refreshed, cold)
-            step = {
-                "package": package,
-                "to": version,
-                "files": files,
-                "analysed": run.files_analyzed,
-                "dependents": run.files_dependent,
-                "nodes": {
-                    "added": run.nodes_added,
-                    "revised": run.nodes_revised,
-                    "retired": run.nodes_retired,
-                    "unchanged": run.nodes_unchanged,
-                },
-                "refresh_s": round(refresh_s, 2),
-                "cold_s": round(cold_s, 2),
-                "refresh_vs_cold": round(refresh_s / cold_s, 2),
-                "phases_s": {k: round(v, 2) for k, v in run.phases.items()},
-                "same_as_cold": not diff,
-                "differences": diff,
-            }
+            step = _step(package, version, files, run, refresh_s, cold_s, diff)
             steps.append(step)
             print(
                 f"{package} -> {version}: {sum(files.values())} files changed, "
@@ -281,21 +294,7 @@ def run_history(repository: Path, work: Path, commits: int, include: tuple[str, 
                 cold_home.close()
                 shutil.rmtree(cold_home.folder, ignore_errors=True)
             if number:  # the first is the history's cold index
-                steps.append(
-                    {
-                        "package": repository.name,
-                        "to": commit[:10],
-                        "files": {},
-                        "analysed": run.files_analyzed,
-                        "dependents": run.files_dependent,
-                        "refresh_s": round(refresh_s, 2),
-                        "cold_s": round(cold_s, 2),
-                        "refresh_vs_cold": round(refresh_s / cold_s, 2),
-                        "phases_s": {k: round(v, 2) for k, v in run.phases.items()},
-                        "same_as_cold": not diff,
-                        "differences": diff,
-                    }
-                )
+                steps.append(_step(repository.name, commit[:10], {}, run, refresh_s, cold_s, diff))
             print(
                 f"{commit[:10]} ({number + 1}/{len(listed)}): {run.files_analyzed} analysed, "
                 f"refresh {refresh_s:.1f}s; {'same as cold' if not diff else 'DIFFERS'}",

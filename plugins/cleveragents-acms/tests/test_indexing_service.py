@@ -129,6 +129,19 @@ def _current_edges(service: RepoIndexingService, project: str, resource: str) ->
         index.close()
 
 
+def _assert_text_written_anew(service: RepoIndexingService, run: IndexRun) -> None:
+    """The run wrote the text index anew and said so: it holds one document a current
+    node, and no replaced one."""
+    assert "text-compact" in run.phases
+    assert any(line.startswith("text: ") for line in run.rebuilt)
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        assert index.text.replaced_count() == 0
+        assert index.text.count(RESOURCE_A) == index.nodes.count(RESOURCE_A)
+    finally:
+        index.close()
+
+
 def _refreshed(
     service: RepoIndexingService, root: Path, project: str
 ) -> tuple[IndexRun, dict[str, Any]]:
@@ -291,13 +304,7 @@ def test_a_refresh_that_changed_most_files_reads_the_others_instead_of_searching
     assert run is not None
     assert run.files_analyzed == run.files_seen  # every file
     assert run.files_dependent == run.files_seen - len(written)
-    assert "text-compact" in run.phases and any(r.startswith("text: ") for r in run.rebuilt)
-    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
-    try:
-        assert index.text.replaced_count() == 0
-        assert index.text.count(RESOURCE_A) == index.nodes.count(RESOURCE_A)
-    finally:
-        index.close()
+    _assert_text_written_anew(service, run)
     hits = _search(service, "demo", "pulled_in", {RESOURCE_A})
     assert "cleveragents/errors.py" in {
         h.metadata["path"] for h in hits if h.metadata.get("name") == "pulled_in"
@@ -3408,14 +3415,7 @@ def test_the_text_index_is_written_anew_once_replaced_documents_weigh_too_much(
     target.write_text(target.read_text() + "\n\ndef compacted_again() -> int:\n    return 2\n")
     run = service.refresh_index(RESOURCE_A, corpus).run
     assert run is not None
-    assert any(line.startswith("text: ") for line in run.rebuilt)
-    assert "text-compact" in run.phases
-    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
-    try:
-        assert index.text.replaced_count() == 0
-        assert index.text.count(RESOURCE_A) == index.nodes.count(RESOURCE_A)
-    finally:
-        index.close()
+    _assert_text_written_anew(service, run)
     for name in ("compacted_marker", "compacted_again", "PluginHost"):
         assert _search(service, "demo", name, {RESOURCE_A})
 
