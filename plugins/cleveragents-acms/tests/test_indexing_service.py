@@ -316,6 +316,29 @@ def test_a_refresh_that_changed_most_files_reads_the_others_instead_of_searching
     assert refreshed == _cold_edges(service, corpus, "demo", tmp_path / "cold", monkeypatch)
 
 
+def test_a_text_backend_that_cannot_be_written_anew_gets_the_changed_files_one_by_one(
+    service: RepoIndexingService, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backend without ``replaced_count`` (a plugin's) is never written anew: a refresh
+    that changed most files writes their documents file by file, as before."""
+    from cleveragents_acms.backends.text import TantivyTextBackend
+
+    service.index_resource(RESOURCE_A, corpus, project="demo")
+    monkeypatch.delattr(TantivyTextBackend, "replaced_count")
+    for path in corpus.rglob("*.py"):
+        if path.name != "latin1.py":
+            path.write_text(path.read_text() + "\n\ndef pulled_in_one_by_one():\n    return 1\n")
+    run = service.index_resource(RESOURCE_A, corpus, project="demo").run
+    assert run is not None and "text-compact" not in run.phases
+    hits = _search(service, "demo", "pulled_in_one_by_one", {RESOURCE_A})
+    assert len({h.metadata["path"] for h in hits}) == len(hits) == 20  # as many as asked
+    index = ProjectIndex.open("demo", service.registry, service.config, create=False)
+    try:
+        assert index.text.count(RESOURCE_A) == index.nodes.count(RESOURCE_A)
+    finally:
+        index.close()
+
+
 @pytest.mark.parametrize("graph", ["oxigraph", "none"])
 def test_a_reference_saved_before_its_definition_resolves_once_it_comes(
     service: RepoIndexingService, corpus: Path, tmp_path: Path, graph: str

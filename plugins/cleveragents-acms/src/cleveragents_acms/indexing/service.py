@@ -185,8 +185,8 @@ def _text_mostly_of(index: ProjectIndex, resource_id: str) -> bool:
     """Whether ``resource_id``'s documents are three quarters or more of the project's
     text index (writing it anew then costs little more than writing that resource's)."""
     text = index.text
-    if text is None or not (hasattr(text, "clear") and hasattr(text, "count")):
-        return False
+    if text is None or not (hasattr(text, "replaced_count") and hasattr(text, "clear")):
+        return False  # a backend that cannot be written anew (see _text_skew)
     return 4 * text.count(resource_id) >= 3 * text.count()
 
 
