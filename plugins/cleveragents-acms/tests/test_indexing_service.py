@@ -63,6 +63,29 @@ def _search(service: RepoIndexingService, project: str, query: str, scope: set[s
         index.close()
 
 
+def test_a_home_made_again_in_the_same_process_gets_its_tables_again(
+    tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ACMS tables are created per database handle: a home deleted and made again
+    while the process runs (a server, a test) is migrated again, not taken as done."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("CLEVERAGENTS_HOME", str(home))
+    host = PluginHost.load(env={})
+    config = load_config(cwd=tmp_path, env={})
+    for attempt in range(2):
+        home.mkdir()
+        database = Database.for_sqlite_file(home / "cleveragents.db")
+        try:
+            service = RepoIndexingService(database, host.registry, config, workers=1)
+            result = service.index_resource(RESOURCE_A, corpus, project="demo")
+            assert result.metadata.status == "ready", attempt
+            status = service.get_index_status(RESOURCE_A)
+            assert status is not None and status.status == "ready"
+        finally:
+            database.dispose()
+        shutil.rmtree(home)
+
+
 def test_full_index_of_real_code(service: RepoIndexingService, corpus: Path) -> None:
     """Every analysable file is indexed; bad files are recorded, not fatal."""
     result = service.index_resource(RESOURCE_A, corpus, project="demo")

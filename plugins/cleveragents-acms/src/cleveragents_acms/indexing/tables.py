@@ -7,6 +7,7 @@ so installing or upgrading this plugin never touches core's migrations.
 from __future__ import annotations
 
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -80,18 +81,19 @@ indexed_files = Table(
     Column("last_modified", String(40), nullable=False),
 )
 
-_migrated: set[str] = set()
+#: The handles already migrated. Per handle, as the core's schema is: a home deleted and
+#: made again in one process (a server, a test) is a new handle, checked again.
+_migrated: weakref.WeakSet[Any] = weakref.WeakSet()
 _lock = threading.Lock()
 
 
 def ensure_tables(database: Any) -> None:
-    """Apply ACMS's migrations to ``database`` (a core Database) once per process."""
+    """Apply ACMS's migrations to ``database`` (a core Database) once per handle."""
     database.ensure_schema()
-    key = database.location
-    if key in _migrated:
+    if database in _migrated:
         return
     with _lock:
-        if key in _migrated:
+        if database in _migrated:
             return
         with database.engine.connect() as connection:
             current = None
@@ -112,4 +114,4 @@ def ensure_tables(database: Any) -> None:
                 config.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
                 config.attributes["connection"] = connection
                 command.upgrade(config, "head")
-        _migrated.add(key)
+        _migrated.add(database)
