@@ -65,6 +65,20 @@ def test_open_context_gives_the_service(home: Path, library: Path, tmp_path: Pat
     assert service.expand(dropped.uko_node, project="lib").provenance.path == dropped.path
 
 
+def test_a_home_deleted_under_the_api_is_made_again(home: Path, library: Path) -> None:
+    """A home removed while the process runs is opened afresh on the next call, with
+    its tables, instead of through the handle of the deleted database."""
+    api.assemble("plugin host", path=library, project="lib", budget=600)
+    before = api.open_context()
+    shutil.rmtree(home)
+    context = api.assemble("plugin host", path=library, project="lib", budget=600)
+    assert context.fragments
+    assert (home / "cleveragents.db").exists()
+    after = api.open_context()
+    assert after is not before
+    assert after.history.last("lib") is not None
+
+
 def test_api_errors(home: Path, library: Path) -> None:
     with pytest.raises(ValidationError, match="empty"):
         api.assemble("   ", path=library)

@@ -59,12 +59,24 @@ def _app(home: str | os.PathLike[str] | None = None) -> Any:
     key = os.environ.get("CLEVERAGENTS_HOME", "")
     with _lock:
         app = _apps.get(key)
+        if app is not None and _home_gone(app):
+            app.database.dispose()
+            app = None
         if app is None:
             from cleveragents.cli.context import App
             from cleveragents.plugins import PluginHost
 
             app = _apps[key] = App(host=PluginHost.load())
         return app
+
+
+def _home_gone(app: Any) -> bool:
+    """True when the SQLite database the app opened was deleted since (the home removed
+    and perhaps made again): its handle, and the services over it, would serve a file
+    that no longer exists, with none of the tables a new one needs."""
+    database = app.__dict__.get("database")  # a cached property, not opened yet: None
+    path = getattr(database, "path", None)
+    return path is not None and not Path(path).exists()
 
 
 def open_context(home: str | os.PathLike[str] | None = None) -> ContextService:
